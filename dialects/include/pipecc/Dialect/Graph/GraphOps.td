@@ -1,0 +1,297 @@
+#ifndef PIPECC_DIALECT_GRAPH_GRAPHOPS_TD
+#define PIPECC_DIALECT_GRAPH_GRAPHOPS_TD
+
+include "pipecc/Dialect/Graph/GraphDialect.td"
+include "pipecc/Dialect/Graph/GraphInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Graph_FloatTensor : StaticShapeTensorOf<[AnyFloat]>;
+def Graph_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
+def Graph_Tensor : StaticShapeTensorOf<[AnyFloat, I1, I32, I64]>;
+
+// Every graph op prices itself; those whose cost is not one arithmetic
+// operation per result element override `getCost`.
+defvar CostOverride = DeclareOpInterfaceMethods<Graph_CostOpInterface,
+                                                ["getCost"]>;
+
+//===----------------------------------------------------------------------===//
+// Sources: constants and parameters
+//===----------------------------------------------------------------------===//
+
+def Graph_ConstantOp : Graph_Op<"constant", [ConstantLike, Pure,
+    InferTypeOpAdaptor, CostOverride]> {
+  let summary = "A tensor constant";
+  let description = [{
+    A constant tensor; its type is the type of `value`.
+
+    ```mlir
+    %c = graph.constant dense<[4, 64]> : tensor<2xi64>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$value attr-dict";
+  let hasFolder = 1;
+}
+
+def Graph_ParamOp : Graph_Op<"param", [Pure, CostOverride]> {
+  let summary = "A named model parameter";
+  let description = [{
+    A model parameter, named by the ONNX initializer it was imported from.
+    `trainable` parameters receive gradients and optimizer updates. `init`
+    holds the initial value; the driver writes it to each rank's weights
+    file, so it may be dropped from the IR once written.
+
+    ```mlir
+    %w = graph.param "layers.0.weight" trainable : tensor<256x64xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$param_name, UnitAttr:$trainable,
+                       OptionalAttr<ElementsAttr>:$init);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $param_name (`trainable` $trainable^)? (`init` $init^)? attr-dict
+    `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise operations
+//===----------------------------------------------------------------------===//
+
+class Graph_BinaryOp<string mnemonic, string what, list<Trait> traits = []>
+    : Graph_Op<mnemonic, traits # [Pure, InferTypeOpAdaptor,
+                                    Graph_CostOpInterface]> {
+  let summary = "Elementwise " # what # " with numpy broadcasting";
+  let description = [{
+    Elementwise }] # what # [{ of two floating-point tensors of the same
+    element type. Shapes broadcast as in numpy: trailing dimensions are
+    aligned and a dimension of size 1 stretches to the other's size.
+
+    ```mlir
+    %y = graph.}] # mnemonic # [{ %a, %b : tensor<16x256xf32>, tensor<256xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$lhs, Graph_FloatTensor:$rhs);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> loc,
+        $cppClass::Adaptor adaptor,
+        ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::pipecc::graph::detail::inferBroadcastType(
+          loc, adaptor.getLhs().getType(), adaptor.getRhs().getType(), types);
+    }
+  }];
+}
+
+def Graph_AddOp : Graph_BinaryOp<"add", "addition", [Commutative]>;
+def Graph_SubOp : Graph_BinaryOp<"sub", "subtraction">;
+def Graph_MulOp : Graph_BinaryOp<"mul", "multiplication", [Commutative]>;
+def Graph_DivOp : Graph_BinaryOp<"div", "division">;
+
+class Graph_UnaryOp<string mnemonic, string what, list<Trait> traits = []>
+    : Graph_Op<mnemonic, traits # [Pure, SameOperandsAndResultType,
+                                   InferTypeOpInterface]> {
+  let summary = what;
+  let description = [{
+    Applies }] # what # [{ to each element of a floating-point tensor.
+
+    ```mlir
+    %y = graph.}] # mnemonic # [{ %x : tensor<16x256xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Graph_ReluOp : Graph_UnaryOp<"relu", "the rectifier max(x, 0)",
+                                 [Graph_CostOpInterface]>;
+def Graph_NegOp : Graph_UnaryOp<"neg", "negation", [Graph_CostOpInterface]>;
+def Graph_TanhOp : Graph_UnaryOp<"tanh", "the hyperbolic tangent",
+                                 [CostOverride]>;
+def Graph_ExpOp : Graph_UnaryOp<"exp", "the exponential", [CostOverride]>;
+def Graph_LogOp : Graph_UnaryOp<"log", "the natural logarithm",
+                                [CostOverride]>;
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+def Graph_MatMulOp : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor,
+    CostOverride]> {
+  let summary = "Batched matrix product with optional transposed operands";
+  let description = [{
+    The product of the two innermost dimensions of `lhs` and `rhs`, each
+    optionally transposed first; leading (batch) dimensions broadcast as in
+    numpy. Both operands have rank 2 or more.
+
+    ```mlir
+    %y = graph.matmul %x, %w transpose_rhs
+        : tensor<16x64xf32>, tensor<256x64xf32> -> tensor<16x256xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$lhs, Graph_FloatTensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)?
+    (`transpose_rhs` $transpose_rhs^)? attr-dict
+    `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+class Graph_ReduceOp<string mnemonic, string what>
+    : Graph_Op<mnemonic, [Pure, InferTypeOpAdaptor, CostOverride]> {
+  let summary = "Reduces a tensor by " # what # " along axes";
+  let description = [{
+    Reduces `input` by }] # what # [{ along each axis in `axes` (distinct,
+    in range, in any order). With `keep_dims` the reduced axes stay as
+    dimensions of size 1; otherwise they are removed.
+
+    ```mlir
+    %s = graph.}] # mnemonic # [{ %x axes = [1] keep_dims
+        : tensor<16x64xf32> -> tensor<16x1xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, DenseI64ArrayAttr:$axes,
+                       UnitAttr:$keep_dims);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `axes` `=` $axes (`keep_dims` $keep_dims^)? attr-dict
+    `:` type($input) `->` type($result)
+  }];
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> loc,
+        $cppClass::Adaptor adaptor,
+        ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::pipecc::graph::detail::inferReduceType(
+          loc, adaptor.getInput().getType(), adaptor.getAxes(),
+          adaptor.getKeepDims(), types);
+    }
+    ::pipecc::graph::OpCost $cppClass::getCost() {
+      return ::pipecc::graph::detail::reductionCost(*this);
+    }
+  }];
+}
+
+def Graph_ReduceSumOp : Graph_ReduceOp<"reduce_sum", "summation">;
+def Graph_ReduceMeanOp : Graph_ReduceOp<"reduce_mean", "the mean">;
+def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max", "the maximum">;
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, CostOverride]> {
+  let summary = "Reinterprets a tensor with another static shape";
+  let description = [{
+    The same elements, in the same row-major order, under the result's
+    shape. The element counts must agree.
+
+    ```mlir
+    %y = graph.reshape %x : tensor<8x16x64xf32> -> tensor<128x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Graph_TransposeOp : Graph_Op<"transpose", [Pure, InferTypeOpAdaptor,
+    CostOverride]> {
+  let summary = "Permutes the dimensions of a tensor";
+  let description = [{
+    Result dimension `i` is input dimension `perm[i]`.
+
+    ```mlir
+    %y = graph.transpose %x perm = [1, 0]
+        : tensor<256x64xf32> -> tensor<64x256xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $input `perm` `=` $perm attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Normalisation and losses
+//===----------------------------------------------------------------------===//
+
+def Graph_SoftmaxOp : Graph_Op<"softmax", [Pure, SameOperandsAndResultType,
+    InferTypeOpInterface, CostOverride]> {
+  let summary = "Softmax along one axis";
+  let description = [{
+    `exp(x - max(x)) / sum(exp(x - max(x)))` along `axis`.
+
+    ```mlir
+    %p = graph.softmax %x axis = 1 : tensor<16x10xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input `axis` `=` $axis attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Graph_CrossEntropyOp : Graph_Op<"cross_entropy", [Pure,
+    InferTypeOpAdaptor, CostOverride]> {
+  let summary = "Mean softmax cross-entropy of logits against class labels";
+  let description = [{
+    `logits` is `[N, C]` or `[N, C, d1, ...]` and `labels` holds class
+    indices of shape `[N]` or `[N, d1, ...]`. The result is the mean over all
+    label positions of `-log(softmax(logits, axis 1)[label])`. Positions whose
+    label equals `ignore_index` count neither in the sum nor in the mean.
+
+    ```mlir
+    %l = graph.cross_entropy %logits, %labels
+        : tensor<16x10xf32>, tensor<16xi64> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$logits, Graph_IndexTensor:$labels,
+                       OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` type($logits) `,` type($labels)
+    `->` type($result)
+  }];
+}
+
+def Graph_MSELossOp : Graph_Op<"mse_loss", [Pure, InferTypeOpAdaptor,
+    CostOverride]> {
+  let summary = "Mean squared error";
+  let description = [{
+    The mean over all elements of `(prediction - target)^2`; both operands
+    have the same type.
+
+    ```mlir
+    %l = graph.mse_loss %y, %t : tensor<16x1xf32>, tensor<16x1xf32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$prediction,
+                       Graph_FloatTensor:$target);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $prediction `,` $target attr-dict `:` type($prediction) `,` type($target)
+    `->` type($result)
+  }];
+}
+
+#endif // PIPECC_DIALECT_GRAPH_GRAPHOPS_TD

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs every system and Python package pipecc's build and tests need.
+# Idempotent: when everything is present it only checks and returns.
+set -euo pipefail
+
+APT_PACKAGES=(
+  llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools clang-19 lld-19
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  libopenmpi-dev openmpi-bin libopenblas-dev ninja-build ccache
+  cmake g++ libgtest-dev python3
+)
+PY_PACKAGES=(numpy onnx)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+need_py=()
+for m in "${PY_PACKAGES[@]}"; do
+  "$PY" -c "import $m" 2>/dev/null || need_py+=("$m")
+done
+if [ ${#need_py[@]} -gt 0 ]; then
+  echo "setup: pip installing ${need_py[*]}"
+  "$PY" -m pip install -q "${need_py[@]}"
+fi
+echo "setup: toolchain ready"
