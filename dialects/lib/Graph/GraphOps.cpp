@@ -80,6 +80,55 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 // ParamOp
 //===----------------------------------------------------------------------===//
 
+// graph.param "name" [trainable] {attrs} : type [= value]
+// The initial value is printed without its type, which is the result's.
+ParseResult ParamOp::parse(OpAsmParser &parser, OperationState &result) {
+  StringAttr name;
+  Type type;
+  // A typed string ("w" : i32) is not a name: stop before the colon.
+  if (parser.parseAttribute(name, parser.getBuilder().getNoneType(),
+                            getParamNameAttrName(result.name),
+                            result.attributes))
+    return failure();
+  if (succeeded(parser.parseOptionalKeyword("trainable")))
+    result.addAttribute(getTrainableAttrName(result.name),
+                        parser.getBuilder().getUnitAttr());
+  if (parser.parseOptionalAttrDict(result.attributes) ||
+      parser.parseColonType(type))
+    return failure();
+  result.addTypes(type);
+  if (succeeded(parser.parseOptionalEqual())) {
+    Attribute init;
+    if (parser.parseAttribute(init, type))
+      return failure();
+    auto elements = llvm::dyn_cast<ElementsAttr>(init);
+    if (!elements)
+      return parser.emitError(parser.getCurrentLocation(),
+                              "expected an elements attribute as initial "
+                              "value");
+    result.addAttribute(getInitAttrName(result.name), elements);
+  }
+  return success();
+}
+
+void ParamOp::print(OpAsmPrinter &p) {
+  p << ' ';
+  p.printAttribute(getParamNameAttr());
+  if (getTrainable())
+    p << " trainable";
+  p.printOptionalAttrDict((*this)->getAttrs(),
+                          {getParamNameAttrName(), getTrainableAttrName(),
+                           getInitAttrName()});
+  p << " : " << getType();
+  if (auto init = getInitAttr()) {
+    p << " = ";
+    if (init.getType() == getType())
+      p.printAttributeWithoutType(init);
+    else
+      p.printAttribute(init); // the verifier reports the mismatch
+  }
+}
+
 LogicalResult ParamOp::verify() {
   if (getParamName().empty())
     return emitOpError("needs a non-empty parameter name");

@@ -43,21 +43,20 @@ def Graph_ParamOp : Graph_Op<"param", [Pure, CostOverride]> {
   let summary = "A named model parameter";
   let description = [{
     A model parameter, named by the ONNX initializer it was imported from.
-    `trainable` parameters receive gradients and optimizer updates. `init`
+    `trainable` parameters receive gradients and optimizer updates. The
+    optional `init` value (written after `=`, with the parameter's type)
     holds the initial value; the driver writes it to each rank's weights
-    file, so it may be dropped from the IR once written.
+    file.
 
     ```mlir
     %w = graph.param "layers.0.weight" trainable : tensor<256x64xf32>
+    %b = graph.param "layers.0.bias" trainable : tensor<256xf32> = dense<0.0>
     ```
   }];
   let arguments = (ins StrAttr:$param_name, UnitAttr:$trainable,
                        OptionalAttr<ElementsAttr>:$init);
   let results = (outs Graph_Tensor:$result);
-  let assemblyFormat = [{
-    $param_name (`trainable` $trainable^)? (`init` $init^)? attr-dict
-    `:` type($result)
-  }];
+  let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
 }
 

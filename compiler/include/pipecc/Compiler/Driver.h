@@ -1,0 +1,38 @@
+#ifndef PIPECC_COMPILER_DRIVER_H
+#define PIPECC_COMPILER_DRIVER_H
+
+#include "pipecc/Compiler/Phases.h"
+#include "pipecc/Frontend/ONNX/Importer.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
+
+namespace pipecc {
+
+/// Everything one `pipecc` invocation was asked to do.
+struct DriverOptions {
+  std::string inputPath;
+  /// Output folder; empty when only printing.
+  std::string outputDir;
+  /// Stop after this phase (default: the last implemented one).
+  std::optional<Phase> compileTo;
+  /// Print the IR after this phase to `out`.
+  std::optional<Phase> emit;
+  /// Print a summary of the imported model to `out`.
+  bool printSummary = false;
+  /// Elide constants with more elements than this when printing IR.
+  int64_t elideElementsLimit = 16;
+  frontend::ImportOptions import;
+};
+
+/// Runs the compiler. Diagnostics go to the context's handler (stderr by
+/// default); `out` receives printed IR and summaries. Returns 0 on success,
+/// 1 on any error. An output folder is written only when every phase
+/// succeeded: it is built in a temporary sibling folder and renamed.
+int runDriver(const DriverOptions &options, llvm::raw_ostream &out);
+
+} // namespace pipecc
+
+#endif // PIPECC_COMPILER_DRIVER_H

@@ -1,0 +1,102 @@
+// pipecc: compiles an ONNX model into per-rank pipeline-parallel programs.
+// The driver's logic lives in the PipeccCompiler library; this file only
+// turns the command line into DriverOptions.
+#include "pipecc/Compiler/Driver.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+static cl::OptionCategory pipeccCategory("pipecc options");
+
+static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"),
+                                      cl::cat(pipeccCategory));
+static cl::opt<std::string> outputDir("o", cl::desc("Output folder"),
+                                      cl::value_desc("dir"),
+                                      cl::cat(pipeccCategory));
+
+static std::string phaseList() {
+  std::string list;
+  for (pipecc::Phase phase : pipecc::allPhases())
+    list += (list.empty() ? "" : ", ") + pipecc::phaseName(phase).str();
+  return list;
+}
+
+static cl::opt<std::string>
+    emitPhase("emit", cl::desc("Print the IR after this phase to stdout"),
+              cl::value_desc("phase"), cl::cat(pipeccCategory));
+static cl::opt<std::string>
+    compileTo("compile-to", cl::desc("Stop after this phase"),
+              cl::value_desc("phase"), cl::cat(pipeccCategory));
+static cl::list<std::string>
+    inputShapes("input-shape",
+                cl::desc("Fix the free dimensions of a graph input, e.g. "
+                         "x=16x64 (repeatable)"),
+                cl::value_desc("name=dims"), cl::cat(pipeccCategory));
+static cl::opt<bool> summary("summary",
+                             cl::desc("Print a summary of the imported model"),
+                             cl::cat(pipeccCategory));
+static cl::opt<int64_t> elideLimit(
+    "elide-elements-larger-than",
+    cl::desc("Print constants with more elements as dense_resource "
+             "placeholders (default 16)"),
+    cl::init(16), cl::cat(pipeccCategory));
+
+static int fail(const Twine &message) {
+  errs() << "pipecc: error: " << message << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  InitLLVM initLLVM(argc, argv);
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+  cl::SetVersionPrinter([](raw_ostream &os) {
+    os << "pipecc " PIPECC_VERSION " (LLVM/MLIR " LLVM_VERSION_STRING ")\n";
+  });
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "pipecc: ahead-of-time compiler for pipeline-parallel training\n\n"
+      "  pipecc model.onnx --emit=graph          print the imported graph\n"
+      "  pipecc model.onnx -o out/               compile into out/\n\n"
+      "Phases, in order: " + phaseList() + "\n");
+
+  if (inputPath.empty())
+    return fail("no input model given; usage: pipecc model.onnx [-o out/] "
+                "[--emit=<phase>]");
+
+  pipecc::DriverOptions options;
+  options.inputPath = inputPath;
+  options.outputDir = outputDir;
+  options.printSummary = summary;
+  options.elideElementsLimit = elideLimit;
+  for (auto [flag, text, target] :
+       {std::tuple{"--emit", &emitPhase, &options.emit},
+        std::tuple{"--compile-to", &compileTo, &options.compileTo}}) {
+    if (text->empty())
+      continue;
+    *target = pipecc::parsePhase(*text);
+    if (!*target)
+      return fail(Twine("unknown phase '") + *text + "' for " + flag +
+                  "; phases are " + phaseList());
+  }
+  for (const std::string &spec : inputShapes) {
+    std::string error;
+    if (failed(pipecc::frontend::parseInputShape(spec, options.import, error)))
+      return fail("--input-shape " + spec + ": " + error);
+  }
+  if (!options.emit && !options.printSummary && options.outputDir.empty())
+    return fail("nothing to do: give -o <dir>, --emit=<phase> or --summary");
+  return pipecc::runDriver(options, outs());
+}

@@ -1,0 +1,120 @@
+//===- InputShapes.cpp - Static shapes for a model's inputs ---------------===//
+
+#include "InputShapes.h"
+#include "ModelLoader.h"
+
+#include "onnx/shape_inference/implementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <exception>
+
+using namespace pipecc::frontend::detail;
+using llvm::StringRef;
+
+static llvm::Error makeError(StringRef path, const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "'" + path + "': " + message);
+}
+
+static std::string formatDims(llvm::ArrayRef<int64_t> dims) {
+  std::string out;
+  for (auto [i, d] : llvm::enumerate(dims))
+    out += (i ? "x" : "") + std::to_string(d);
+  return out;
+}
+
+llvm::Error pipecc::frontend::detail::fixInputShapes(
+    StringRef path, onnx::ModelProto &model,
+    const llvm::StringMap<llvm::SmallVector<int64_t>> &overrides) {
+  onnx::GraphProto *graph = model.mutable_graph();
+  llvm::StringSet<> initializers;
+  for (const onnx::TensorProto &init : graph->initializer())
+    initializers.insert(init.name());
+
+  llvm::StringSet<> inputs;
+  std::string inputList;
+  for (const onnx::ValueInfoProto &input : graph->input())
+    if (!initializers.contains(input.name())) {
+      inputs.insert(input.name());
+      inputList += (inputList.empty() ? "" : ", ") + input.name();
+    }
+  for (const auto &entry : overrides)
+    if (!inputs.contains(entry.getKey()))
+      return makeError(path, "--input-shape names '" + entry.getKey() +
+                                 "', which is not a graph input (inputs: " +
+                                 inputList + ")");
+
+  for (onnx::ValueInfoProto &input : *graph->mutable_input()) {
+    if (initializers.contains(input.name()))
+      continue;
+    StringRef name = input.name();
+    if (!input.type().has_tensor_type())
+      return makeError(path, "input '" + name + "' is not a tensor");
+    onnx::TypeProto_Tensor *tensor =
+        input.mutable_type()->mutable_tensor_type();
+    auto found = overrides.find(name);
+    if (found != overrides.end()) {
+      llvm::ArrayRef<int64_t> dims = found->getValue();
+      if (tensor->has_shape() &&
+          tensor->shape().dim_size() != static_cast<int>(dims.size()))
+        return makeError(path, llvm::formatv(
+                                   "--input-shape {0}={1} has rank {2}, but "
+                                   "input '{0}' has rank {3}",
+                                   name, formatDims(dims), dims.size(),
+                                   tensor->shape().dim_size()));
+      onnx::TensorShapeProto *shape = tensor->mutable_shape();
+      shape->clear_dim();
+      for (int64_t d : dims)
+        shape->add_dim()->set_dim_value(d);
+      continue;
+    }
+    auto fixIt = "; fix it with --input-shape " + name + "=<dims>";
+    if (!tensor->has_shape())
+      return makeError(path, "input '" + name + "' has no shape" + fixIt);
+    for (auto [i, dim] : llvm::enumerate(tensor->shape().dim())) {
+      if (dim.has_dim_value() && dim.dim_value() >= 0)
+        continue;
+      std::string param =
+          dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : "";
+      return makeError(path, llvm::formatv("input '{0}' has a free dimension "
+                                           "{1}{2}{3}",
+                                           name, i, param, fixIt.str()));
+    }
+  }
+
+  // The model's intermediate and output shapes may name the old sizes.
+  if (!overrides.empty()) {
+    graph->clear_value_info();
+    for (onnx::ValueInfoProto &output : *graph->mutable_output())
+      if (output.type().has_tensor_type())
+        output.mutable_type()->mutable_tensor_type()->clear_shape();
+  }
+  return llvm::Error::success();
+}
+
+/// libonnx 1.12 knows IR versions up to 8 and opsets up to 17.
+static constexpr int64_t kMaxKnownIRVersion = 8;
+static constexpr int64_t kMaxKnownOpset = 17;
+
+llvm::Error pipecc::frontend::detail::checkWithONNXShapeInference(
+    StringRef path, onnx::ModelProto &model) {
+  if (model.ir_version() > kMaxKnownIRVersion ||
+      getDefaultOpset(model) > kMaxKnownOpset)
+    return llvm::Error::success();
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type_val=*/true,
+                                        /*strict_mode_val=*/1);
+    onnx::shape_inference::InferShapes(
+        model, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception &e) {
+    // ONNX's messages name the node ("(op_type:Gemm, node name: n1)") and
+    // may span lines.
+    std::string what = e.what();
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    return makeError(path, "ONNX shape inference failed: " +
+                               StringRef(what).trim());
+  }
+  return llvm::Error::success();
+}

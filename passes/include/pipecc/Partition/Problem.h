@@ -1,0 +1,141 @@
+//===- Problem.h - Pipeline partitioning problem ----------------*- C++ -*-===//
+//
+// The input to every partitioner: a model's ops in one topological order with
+// their costs, the tensors flowing between them, the link that carries
+// tensors across stage boundaries and an optional memory constraint. A
+// solution is a set of cut positions; `evaluate` prices it, so every
+// algorithm reports its stages from the same arithmetic.
+//
+// Cost of a stage holding ops [first, last]:
+//   compute  = sum of F + B + W of its ops
+//   comm     = 2 * transfer(bytes crossing the cut before it)
+//            + 2 * transfer(bytes crossing the cut after it)
+// (activations travel forward and gradients of the same size travel back
+// across each boundary), where transfer(0) = 0 and
+// transfer(b) = latency + b / bandwidth otherwise.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPECC_PARTITION_PROBLEM_H
+#define PIPECC_PARTITION_PROBLEM_H
+
+#include "pipecc/Partition/Diagnostic.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pipecc::partition {
+
+/// Costs of one op in the topological order. Times are seconds per
+/// micro-batch.
+struct OpCost {
+  std::string name;
+  double forwardSeconds = 0;
+  double backwardInputSeconds = 0;
+  double backwardWeightSeconds = 0;
+  /// Bytes of activations this op keeps alive from its forward until its
+  /// backward, per micro-batch.
+  int64_t activationBytes = 0;
+  int64_t parameterBytes = 0;
+};
+
+/// A tensor produced by one op and read by one or more later ops. A tensor
+/// crosses each cut between its producer and its last consumer exactly once,
+/// however many consumers lie beyond the cut.
+struct Tensor {
+  int producer = 0;
+  std::vector<int> consumers;
+  int64_t bytes = 0;
+};
+
+/// The point-to-point link between neighbouring stages. Plain data: the cost
+/// model fills it from a device profile.
+struct LinkProfile {
+  std::string name;
+  double bandwidthBytesPerSecond = 1;
+  double latencySeconds = 0;
+
+  /// Seconds to move `bytes` in one direction; no message costs nothing.
+  double transferSeconds(int64_t bytes) const {
+    return bytes == 0 ? 0.0
+                      : latencySeconds + double(bytes) / bandwidthBytesPerSecond;
+  }
+};
+
+/// Per-stage memory: activationBytes * inFlightMicrobatches[stage] +
+/// parameterBytes * parameterStateMultiplier must not exceed limitBytes.
+/// The schedule decides the in-flight counts (1F1B keeps P - s on stage s),
+/// the optimizer the multiplier (weights + gradients + AdamW's two moments =
+/// 4).
+struct MemoryConstraint {
+  int64_t limitBytes = 0;
+  std::vector<int> inFlightMicrobatches;
+  double parameterStateMultiplier = 1;
+};
+
+struct Problem {
+  std::vector<OpCost> ops;
+  std::vector<Tensor> tensors;
+  int stages = 1;
+  LinkProfile link;
+  std::optional<MemoryConstraint> memory;
+
+  int numOps() const { return int(ops.size()); }
+
+  /// Convenience for tensors with a single consumer.
+  void addTensor(int producer, int consumer, int64_t bytes) {
+    tensors.push_back(Tensor{producer, {consumer}, bytes});
+  }
+
+  /// Checks that the inputs make sense: at least as many ops as stages,
+  /// tensors forward-pointing and in range, no negative or non-finite costs.
+  Status check() const;
+};
+
+/// What one stage costs under a given partition.
+struct StageCost {
+  int firstOp = 0;
+  int lastOp = 0;
+  double forwardSeconds = 0;
+  double backwardInputSeconds = 0;
+  double backwardWeightSeconds = 0;
+  double communicationSeconds = 0;
+  /// compute + communication; the partitioners minimise the largest one.
+  double totalSeconds = 0;
+  int64_t activationBytes = 0;
+  int64_t parameterBytes = 0;
+  /// Bytes crossing the cut before / after this stage (each crosses twice:
+  /// activations forward, gradients backward).
+  int64_t bytesIn = 0;
+  int64_t bytesOut = 0;
+  /// Peak memory under the problem's MemoryConstraint (0 without one).
+  int64_t memoryBytes = 0;
+};
+
+struct Partition {
+  /// Stage k ends after op cutsAfter[k]; P - 1 strictly increasing entries.
+  std::vector<int> cutsAfter;
+  std::vector<StageCost> stages;
+  /// The largest stage's totalSeconds.
+  double bottleneck = 0;
+};
+
+/// Bytes crossing the cut after each position: element i is the total size of
+/// tensors produced at or before i and last consumed after i. Size N - 1.
+std::vector<int64_t> bytesCrossingEachCut(const Problem &problem);
+
+/// Prices the stages that `cutsAfter` defines, checking that the cuts are P-1
+/// strictly increasing positions in [0, N-2] and that every stage fits the
+/// memory constraint. The problem must pass check().
+Result<Partition> evaluate(const Problem &problem,
+                           const std::vector<int> &cutsAfter);
+
+/// Checks a partition some algorithm produced against the problem: its cuts
+/// are valid, it fits in memory and its recorded costs match `evaluate`.
+Status verify(const Problem &problem, const Partition &partition);
+
+} // namespace pipecc::partition
+
+#endif // PIPECC_PARTITION_PROBLEM_H

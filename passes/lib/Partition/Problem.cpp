@@ -1,0 +1,249 @@
+//===- Problem.cpp - Partitioning problem checks and pricing --------------===//
+
+#include "pipecc/Partition/Problem.h"
+#include "Pricing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+using namespace pipecc::partition;
+
+namespace {
+bool isNonNegativeFinite(double value) {
+  return std::isfinite(value) && value >= 0;
+}
+
+bool nearlyEqual(double a, double b) {
+  return std::fabs(a - b) <= 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)});
+}
+} // namespace
+
+Status Problem::check() const {
+  std::ostringstream error;
+  if (stages < 1) {
+    error << "the number of stages must be at least 1, got " << stages;
+    return Status::failure(error.str());
+  }
+  if (numOps() < stages) {
+    error << "cannot cut " << numOps() << " ops into " << stages
+          << " non-empty stages";
+    return Status::failure(error.str());
+  }
+  for (int i = 0; i < numOps(); ++i) {
+    const OpCost &op = ops[i];
+    if (!isNonNegativeFinite(op.forwardSeconds) ||
+        !isNonNegativeFinite(op.backwardInputSeconds) ||
+        !isNonNegativeFinite(op.backwardWeightSeconds) ||
+        op.activationBytes < 0 || op.parameterBytes < 0) {
+      error << "op " << i << " ('" << op.name
+            << "') has a negative or non-finite time or byte count";
+      return Status::failure(error.str());
+    }
+  }
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    const Tensor &tensor = tensors[t];
+    if (tensor.producer < 0 || tensor.producer >= numOps()) {
+      error << "tensor " << t << " has producer " << tensor.producer
+            << " outside [0, " << numOps() - 1 << "]";
+      return Status::failure(error.str());
+    }
+    if (tensor.consumers.empty()) {
+      error << "tensor " << t << " (produced by op " << tensor.producer
+            << ") has no consumer";
+      return Status::failure(error.str());
+    }
+    for (int consumer : tensor.consumers) {
+      if (consumer <= tensor.producer || consumer >= numOps()) {
+        error << "tensor " << t << " goes from op " << tensor.producer
+              << " to op " << consumer
+              << "; consumers must come later in the topological order and "
+                 "lie in [0, "
+              << numOps() - 1 << "]";
+        return Status::failure(error.str());
+      }
+    }
+    if (tensor.bytes < 0) {
+      error << "tensor " << t << " has negative size " << tensor.bytes;
+      return Status::failure(error.str());
+    }
+  }
+  if (!(std::isfinite(link.bandwidthBytesPerSecond) &&
+        link.bandwidthBytesPerSecond > 0) ||
+      !isNonNegativeFinite(link.latencySeconds)) {
+    error << "link '" << link.name
+          << "' needs a positive bandwidth and a non-negative latency";
+    return Status::failure(error.str());
+  }
+  if (memory) {
+    if (memory->limitBytes < 0 ||
+        !isNonNegativeFinite(memory->parameterStateMultiplier)) {
+      error << "the memory limit and parameter-state multiplier must be "
+               "non-negative";
+      return Status::failure(error.str());
+    }
+    if (int(memory->inFlightMicrobatches.size()) != stages) {
+      error << "the memory constraint gives in-flight micro-batch counts for "
+            << memory->inFlightMicrobatches.size() << " stages, expected "
+            << stages;
+      return Status::failure(error.str());
+    }
+    for (int count : memory->inFlightMicrobatches) {
+      if (count < 0) {
+        error << "in-flight micro-batch counts must be non-negative, got "
+              << count;
+        return Status::failure(error.str());
+      }
+    }
+  }
+  return Status::success();
+}
+
+std::vector<int64_t>
+pipecc::partition::bytesCrossingEachCut(const Problem &problem) {
+  int numCuts = std::max(problem.numOps() - 1, 0);
+  // Difference array: a tensor crosses cuts producer .. lastConsumer - 1.
+  std::vector<int64_t> delta(numCuts + 1, 0);
+  for (const Tensor &tensor : problem.tensors) {
+    int lastConsumer =
+        *std::max_element(tensor.consumers.begin(), tensor.consumers.end());
+    delta[tensor.producer] += tensor.bytes;
+    delta[lastConsumer] -= tensor.bytes;
+  }
+  std::vector<int64_t> crossing(numCuts, 0);
+  int64_t running = 0;
+  for (int cut = 0; cut < numCuts; ++cut) {
+    running += delta[cut];
+    crossing[cut] = running;
+  }
+  return crossing;
+}
+
+int64_t detail::stageMemoryBytes(const Problem &problem, int stageIndex,
+                                 int64_t activationBytes,
+                                 int64_t parameterBytes) {
+  if (!problem.memory)
+    return 0;
+  const MemoryConstraint &memory = *problem.memory;
+  return activationBytes * memory.inFlightMicrobatches[stageIndex] +
+         int64_t(std::llround(double(parameterBytes) *
+                              memory.parameterStateMultiplier));
+}
+
+bool detail::fitsMemory(const Problem &problem, int64_t memoryBytes) {
+  return !problem.memory || memoryBytes <= problem.memory->limitBytes;
+}
+
+StageCost detail::priceStage(const Problem &problem,
+                             const std::vector<int64_t> &crossing,
+                             int stageIndex, int first, int last) {
+  StageCost stage;
+  stage.firstOp = first;
+  stage.lastOp = last;
+  for (int i = first; i <= last; ++i) {
+    const OpCost &op = problem.ops[i];
+    stage.forwardSeconds += op.forwardSeconds;
+    stage.backwardInputSeconds += op.backwardInputSeconds;
+    stage.backwardWeightSeconds += op.backwardWeightSeconds;
+    stage.activationBytes += op.activationBytes;
+    stage.parameterBytes += op.parameterBytes;
+  }
+  stage.bytesIn = first > 0 ? crossing[first - 1] : 0;
+  stage.bytesOut = last < problem.numOps() - 1 ? crossing[last] : 0;
+  stage.communicationSeconds = 2 * problem.link.transferSeconds(stage.bytesIn) +
+                               2 * problem.link.transferSeconds(stage.bytesOut);
+  stage.totalSeconds = stage.forwardSeconds + stage.backwardInputSeconds +
+                       stage.backwardWeightSeconds + stage.communicationSeconds;
+  stage.memoryBytes = stageMemoryBytes(problem, stageIndex,
+                                       stage.activationBytes,
+                                       stage.parameterBytes);
+  return stage;
+}
+
+Partition detail::priceAll(const Problem &problem,
+                           const std::vector<int64_t> &crossing,
+                           const std::vector<int> &cutsAfter) {
+  Partition partition;
+  partition.cutsAfter = cutsAfter;
+  int first = 0;
+  for (int stage = 0; stage < problem.stages; ++stage) {
+    int last = stage + 1 < problem.stages ? cutsAfter[stage]
+                                          : problem.numOps() - 1;
+    partition.stages.push_back(
+        priceStage(problem, crossing, stage, first, last));
+    partition.bottleneck =
+        std::max(partition.bottleneck, partition.stages.back().totalSeconds);
+    first = last + 1;
+  }
+  return partition;
+}
+
+std::string detail::formatCuts(const std::vector<int> &cutsAfter) {
+  std::ostringstream out;
+  out << "[";
+  for (size_t i = 0; i < cutsAfter.size(); ++i)
+    out << (i ? ", " : "") << cutsAfter[i];
+  out << "]";
+  return out.str();
+}
+
+Result<Partition> pipecc::partition::evaluate(const Problem &problem,
+                                              const std::vector<int> &cutsAfter) {
+  std::ostringstream error;
+  if (int(cutsAfter.size()) != problem.stages - 1) {
+    error << "expected " << problem.stages - 1 << " cuts for "
+          << problem.stages << " stages, got " << cutsAfter.size() << " "
+          << detail::formatCuts(cutsAfter);
+    return Diagnostic{error.str()};
+  }
+  for (size_t i = 0; i < cutsAfter.size(); ++i) {
+    if (cutsAfter[i] < 0 || cutsAfter[i] > problem.numOps() - 2) {
+      error << "cut " << i << " after op " << cutsAfter[i]
+            << " is out of range [0, " << problem.numOps() - 2 << "]";
+      return Diagnostic{error.str()};
+    }
+    if (i > 0 && cutsAfter[i] <= cutsAfter[i - 1]) {
+      error << "cuts must be strictly increasing (every stage non-empty), got "
+            << detail::formatCuts(cutsAfter);
+      return Diagnostic{error.str()};
+    }
+  }
+  Partition partition =
+      detail::priceAll(problem, bytesCrossingEachCut(problem), cutsAfter);
+  for (size_t s = 0; s < partition.stages.size(); ++s) {
+    const StageCost &stage = partition.stages[s];
+    if (!detail::fitsMemory(problem, stage.memoryBytes)) {
+      error << "stage " << s << " (ops " << stage.firstOp << ".."
+            << stage.lastOp << ") needs " << stage.memoryBytes
+            << " bytes, over the limit of " << problem.memory->limitBytes;
+      return Diagnostic{error.str()};
+    }
+  }
+  return partition;
+}
+
+Status pipecc::partition::verify(const Problem &problem,
+                                 const Partition &partition) {
+  Result<Partition> expected = evaluate(problem, partition.cutsAfter);
+  if (!expected)
+    return Status::failure(expected.message());
+  if (partition.stages.size() != expected->stages.size())
+    return Status::failure("the partition records " +
+                           std::to_string(partition.stages.size()) +
+                           " stages, expected " +
+                           std::to_string(expected->stages.size()));
+  for (size_t s = 0; s < partition.stages.size(); ++s) {
+    const StageCost &have = partition.stages[s];
+    const StageCost &want = expected->stages[s];
+    if (have.firstOp != want.firstOp || have.lastOp != want.lastOp ||
+        have.bytesIn != want.bytesIn || have.bytesOut != want.bytesOut ||
+        !nearlyEqual(have.totalSeconds, want.totalSeconds))
+      return Status::failure("stage " + std::to_string(s) +
+                             " does not match its recomputed cost");
+  }
+  if (!nearlyEqual(partition.bottleneck, expected->bottleneck))
+    return Status::failure("bottleneck " + std::to_string(partition.bottleneck) +
+                           " does not match the recomputed " +
+                           std::to_string(expected->bottleneck));
+  return Status::success();
+}

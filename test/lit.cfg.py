@@ -1,0 +1,43 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "pipecc"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "Unit", "unittests", "CMakeLists.txt",
+                   "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.pipecc_obj_root, "test")
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
+
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%pipecc_src", config.pipecc_src_root))
+
+# The PyTorch-exported reference cases live beside the checkout (../shared);
+# tests that read them say `REQUIRES: shared-cases`.
+if os.path.isdir(config.shared_cases_dir):
+    config.available_features.add("shared-cases")
+    config.substitutions.append(("%shared_cases", config.shared_cases_dir))
+
+tool_dirs = [config.pipecc_tools_dir, config.llvm_tools_dir]
+tools = ["pipecc", "pipecc-opt",
+         ToolSubst("%pipecc_runtime_mpi_test", command=os.path.join(
+             config.pipecc_tools_dir, "pipecc-runtime-mpi-test"),
+             unresolved="ignore")]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# MPI tests run several ranks on a 2-core machine, possibly as root.
+mpirun = ["mpirun", "--oversubscribe"]
+if hasattr(os, "geteuid") and os.geteuid() == 0:
+    mpirun.append("--allow-run-as-root")
+config.substitutions.append(("%mpirun", " ".join(mpirun)))
+for var in ["OMPI_MCA_plm", "HOME", "TMPDIR"]:
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
