@@ -102,3 +102,10 @@ OpCost MSELossOp::getCost() {
   cost.bytesWritten = resultBytes(*this);
   return cost;
 }
+
+OpCost BroadcastOp::getCost() { return detail::elementwiseCost(*this, 0, 0); }
+
+OpCost CrossEntropyGradOp::getCost() {
+  // A softmax over every logit, minus the one-hot label, times a scale.
+  return detail::elementwiseCost(*this, 5, 1);
+}

@@ -211,6 +211,21 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
 }
 
 //===----------------------------------------------------------------------===//
+// BroadcastOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult BroadcastOp::verify() {
+  auto in = getInput().getType(), out = getType();
+  SmallVector<int64_t> shape;
+  if (in.getElementType() != out.getElementType() ||
+      !OpTrait::util::getBroadcastedShape(in.getShape(), out.getShape(),
+                                          shape) ||
+      ArrayRef<int64_t>(shape) != out.getShape())
+    return emitOpError("cannot broadcast ") << in << " to " << out;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // TransposeOp
 //===----------------------------------------------------------------------===//
 

@@ -18,6 +18,9 @@ def Graph_Tensor : StaticShapeTensorOf<[AnyFloat, I1, I32, I64]>;
 // operation per result element override `getCost`.
 defvar CostOverride = DeclareOpInterfaceMethods<Graph_CostOpInterface,
                                                 ["getCost"]>;
+// Differentiable ops implement their rule in GraphGradients.cpp.
+defvar Gradient = DeclareOpInterfaceMethods<Graph_GradientOpInterface,
+                                            ["buildGradients"]>;
 
 //===----------------------------------------------------------------------===//
 // Sources: constants and parameters
@@ -66,7 +69,7 @@ def Graph_ParamOp : Graph_Op<"param", [Pure, CostOverride]> {
 
 class Graph_BinaryOp<string mnemonic, string what, list<Trait> traits = []>
     : Graph_Op<mnemonic, traits # [Pure, InferTypeOpAdaptor,
-                                    Graph_CostOpInterface]> {
+                                    Graph_CostOpInterface, Gradient]> {
   let summary = "Elementwise " # what # " with numpy broadcasting";
   let description = [{
     Elementwise }] # what # [{ of two floating-point tensors of the same
@@ -98,7 +101,7 @@ def Graph_DivOp : Graph_BinaryOp<"div", "division">;
 
 class Graph_UnaryOp<string mnemonic, string what, list<Trait> traits = []>
     : Graph_Op<mnemonic, traits # [Pure, SameOperandsAndResultType,
-                                   InferTypeOpInterface]> {
+                                   InferTypeOpInterface, Gradient]> {
   let summary = what;
   let description = [{
     Applies }] # what # [{ to each element of a floating-point tensor.
@@ -126,7 +129,7 @@ def Graph_LogOp : Graph_UnaryOp<"log", "the natural logarithm",
 //===----------------------------------------------------------------------===//
 
 def Graph_MatMulOp : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor,
-    CostOverride]> {
+    CostOverride, Gradient]> {
   let summary = "Batched matrix product with optional transposed operands";
   let description = [{
     The product of the two innermost dimensions of `lhs` and `rhs`, each
@@ -152,8 +155,8 @@ def Graph_MatMulOp : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor,
 // Reductions
 //===----------------------------------------------------------------------===//
 
-class Graph_ReduceOp<string mnemonic, string what>
-    : Graph_Op<mnemonic, [Pure, InferTypeOpAdaptor, CostOverride]> {
+class Graph_ReduceOp<string mnemonic, string what, list<Trait> traits = []>
+    : Graph_Op<mnemonic, traits # [Pure, InferTypeOpAdaptor, CostOverride]> {
   let summary = "Reduces a tensor by " # what # " along axes";
   let description = [{
     Reduces `input` by }] # what # [{ along each axis in `axes` (distinct,
@@ -187,15 +190,16 @@ class Graph_ReduceOp<string mnemonic, string what>
   }];
 }
 
-def Graph_ReduceSumOp : Graph_ReduceOp<"reduce_sum", "summation">;
-def Graph_ReduceMeanOp : Graph_ReduceOp<"reduce_mean", "the mean">;
+def Graph_ReduceSumOp : Graph_ReduceOp<"reduce_sum", "summation", [Gradient]>;
+def Graph_ReduceMeanOp : Graph_ReduceOp<"reduce_mean", "the mean",
+                                        [Gradient]>;
 def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max", "the maximum">;
 
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, CostOverride]> {
+def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, CostOverride, Gradient]> {
   let summary = "Reinterprets a tensor with another static shape";
   let description = [{
     The same elements, in the same row-major order, under the result's
@@ -213,7 +217,7 @@ def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, CostOverride]> {
 }
 
 def Graph_TransposeOp : Graph_Op<"transpose", [Pure, InferTypeOpAdaptor,
-    CostOverride]> {
+    CostOverride, Gradient]> {
   let summary = "Permutes the dimensions of a tensor";
   let description = [{
     Result dimension `i` is input dimension `perm[i]`.
@@ -230,12 +234,31 @@ def Graph_TransposeOp : Graph_Op<"transpose", [Pure, InferTypeOpAdaptor,
   }];
 }
 
+def Graph_BroadcastOp : Graph_Op<"broadcast", [Pure, CostOverride,
+    Gradient]> {
+  let summary = "Broadcasts a tensor to a larger shape";
+  let description = [{
+    Numpy broadcasting of `input` to the result's shape: trailing dimensions
+    align, and dimensions of size 1 (or missing leading ones) repeat.
+    Gradients of broadcasting ops sum back over the repeated dimensions; this
+    op is the gradient of those sums.
+
+    ```mlir
+    %y = graph.broadcast %x : tensor<16x1xf32> -> tensor<16x256xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Normalisation and losses
 //===----------------------------------------------------------------------===//
 
 def Graph_SoftmaxOp : Graph_Op<"softmax", [Pure, SameOperandsAndResultType,
-    InferTypeOpInterface, CostOverride]> {
+    InferTypeOpInterface, CostOverride, Gradient]> {
   let summary = "Softmax along one axis";
   let description = [{
     `exp(x - max(x)) / sum(exp(x - max(x)))` along `axis`.
@@ -251,7 +274,7 @@ def Graph_SoftmaxOp : Graph_Op<"softmax", [Pure, SameOperandsAndResultType,
 }
 
 def Graph_CrossEntropyOp : Graph_Op<"cross_entropy", [Pure,
-    InferTypeOpAdaptor, CostOverride]> {
+    InferTypeOpAdaptor, CostOverride, Gradient]> {
   let summary = "Mean softmax cross-entropy of logits against class labels";
   let description = [{
     `logits` is `[N, C]` or `[N, C, d1, ...]` and `labels` holds class
@@ -274,7 +297,7 @@ def Graph_CrossEntropyOp : Graph_Op<"cross_entropy", [Pure,
 }
 
 def Graph_MSELossOp : Graph_Op<"mse_loss", [Pure, InferTypeOpAdaptor,
-    CostOverride]> {
+    CostOverride, Gradient]> {
   let summary = "Mean squared error";
   let description = [{
     The mean over all elements of `(prediction - target)^2`; both operands
@@ -290,6 +313,50 @@ def Graph_MSELossOp : Graph_Op<"mse_loss", [Pure, InferTypeOpAdaptor,
   let assemblyFormat = [{
     $prediction `,` $target attr-dict `:` type($prediction) `,` type($target)
     `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient helpers: ops that only gradient rules create
+//===----------------------------------------------------------------------===//
+
+def Graph_ReluGradOp : Graph_Op<"relu_grad", [Pure, AllTypesMatch<["input",
+    "result_grad", "result"]>, Graph_CostOpInterface]> {
+  let summary = "Gradient of relu";
+  let description = [{
+    `result_grad` where `input` is positive, zero elsewhere.
+
+    ```mlir
+    %dx = graph.relu_grad %x, %dy : tensor<16x256xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input,
+                       Graph_FloatTensor:$result_grad);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $result_grad attr-dict `:` type($input)";
+}
+
+def Graph_CrossEntropyGradOp : Graph_Op<"cross_entropy_grad", [Pure,
+    AllTypesMatch<["logits", "result"]>, CostOverride]> {
+  let summary = "Gradient of the mean cross-entropy with respect to logits";
+  let description = [{
+    `(softmax(logits, axis 1) - onehot(labels)) * loss_grad / count`, where
+    `count` is the number of label positions not equal to `ignore_index`;
+    ignored positions get a zero gradient. `loss_grad` is the scalar gradient
+    of the loss.
+
+    ```mlir
+    %dl = graph.cross_entropy_grad %logits, %labels, %dloss
+        : tensor<16x10xf32>, tensor<16xi64>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$logits, Graph_IndexTensor:$labels,
+                       Graph_FloatTensor:$loss_grad,
+                       OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $loss_grad attr-dict `:` type($logits) `,`
+    type($labels) `,` type($loss_grad)
   }];
 }
 
