@@ -1,0 +1,97 @@
+//===- Program.h - Per-rank programs with communication ---------*- C++ -*-===//
+//
+// A Program is what one rank executes: its compute actions with the sends and
+// receives between them, ending with the optimizer step. Sends and receives
+// are blocking rendezvous: each completes only when the peer reaches the
+// matching action.
+//
+// Tensor names follow the boundary between virtual stages q and q+1:
+// "act.q<q>" is F(q)'s output travelling to F(q+1), "grad.q<q>" its gradient
+// travelling back from B(q+1) to B(q).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPECC_SCHEDULING_PROGRAM_H
+#define PIPECC_SCHEDULING_PROGRAM_H
+
+#include "pipecc/Scheduling/Problem.h"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace pipecc::scheduling {
+
+enum class ProgramActionKind { Compute, Send, Recv, AllReduce, OptimizerStep };
+
+struct ProgramAction {
+  ProgramActionKind kind = ProgramActionKind::Compute;
+  ComputeAction compute; // Compute only
+  int peer = -1;         // Send and Recv
+  std::string tensor;    // Send, Recv and AllReduce
+  int microbatch = -1;   // Send and Recv
+  int64_t bytes = 0;
+
+  static ProgramAction computeOf(const ComputeAction &action) {
+    ProgramAction result;
+    result.compute = action;
+    return result;
+  }
+  static ProgramAction message(ProgramActionKind kind, int peer,
+                               std::string tensor, int microbatch,
+                               int64_t bytes) {
+    ProgramAction result;
+    result.kind = kind;
+    result.peer = peer;
+    result.tensor = std::move(tensor);
+    result.microbatch = microbatch;
+    result.bytes = bytes;
+    return result;
+  }
+  static ProgramAction optimizerStep() {
+    ProgramAction result;
+    result.kind = ProgramActionKind::OptimizerStep;
+    return result;
+  }
+};
+
+using Program = std::vector<ProgramAction>;
+
+/// "send act.q2 m3 to rank 3", "F(s2 c0 m3)", "optimizer step".
+std::string describe(const ProgramAction &action);
+
+/// "act.q<boundary>" / "grad.q<boundary>".
+std::string activationName(int boundary);
+std::string gradientName(int boundary);
+
+/// Sizes of what crosses each boundary between virtual stages q and q+1,
+/// indexed by q (V - 1 entries); empty vectors mean zero bytes.
+struct TensorSizes {
+  std::vector<int64_t> activationBytes;
+  std::vector<int64_t> gradientBytes;
+
+  int64_t activation(int boundary) const {
+    return activationBytes.empty() ? 0 : activationBytes[boundary];
+  }
+  int64_t gradient(int boundary) const {
+    return gradientBytes.empty() ? 0 : gradientBytes[boundary];
+  }
+};
+
+/// How long non-compute actions take. Compute durations come from the
+/// ScheduleProblem.
+struct TimingModel {
+  double bandwidthBytesPerSecond = std::numeric_limits<double>::infinity();
+  double latencySeconds = 0;
+  double optimizerStepSeconds = 0;
+
+  /// A point-to-point transfer; an all-reduce is priced the same for now.
+  double transferSeconds(int64_t bytes) const {
+    return latencySeconds + double(bytes) / bandwidthBytesPerSecond;
+  }
+};
+
+} // namespace pipecc::scheduling
+
+#endif // PIPECC_SCHEDULING_PROGRAM_H

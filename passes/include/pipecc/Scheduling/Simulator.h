@@ -1,0 +1,50 @@
+//===- Simulator.h - Executing per-rank programs ----------------*- C++ -*-===//
+//
+// Runs per-rank programs with blocking rendezvous point-to-point semantics:
+// a send and its receive start together when both ranks reach them and end
+// after the transfer. Messages between two ranks match in FIFO order and
+// must agree on tensor, micro-batch and size. The simulator also checks that
+// each compute has its input: a cross-rank input received earlier on its
+// rank, a local one computed earlier.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPECC_SCHEDULING_SIMULATOR_H
+#define PIPECC_SCHEDULING_SIMULATOR_H
+
+#include "pipecc/Scheduling/Program.h"
+
+namespace pipecc::scheduling {
+
+struct TimedAction {
+  double start = 0;
+  double end = 0;
+};
+
+struct SimulationResult {
+  /// Per rank, the start and end of each program action, by index.
+  std::vector<std::vector<TimedAction>> timelines;
+  /// Per rank, seconds spent in compute and optimizer steps.
+  std::vector<double> busySeconds;
+  double makespan = 0;
+  /// Mean over ranks of 1 - busy / makespan.
+  double bubbleFraction = 0;
+  /// Indexed by stage * chunks + chunk: the most micro-batches whose
+  /// forward has run and whose B (or fused backward) has not.
+  std::vector<int> peakLiveMicrobatches;
+  /// Same, counting until W: what a split backward keeps for the weight
+  /// gradient. Equal to the above when the backward is fused.
+  std::vector<int> peakLiveUntilWeightGradient;
+};
+
+/// The timeline of `programs`, or a diagnostic naming the ranks involved: a
+/// deadlock (each blocked rank, its action and what it waits for), a send or
+/// receive without a counterpart, messages between two ranks matched out of
+/// order, or a compute that runs before its input arrives.
+Result<SimulationResult> simulate(const ScheduleProblem &problem,
+                                  const std::vector<Program> &programs,
+                                  const TimingModel &timing = {});
+
+} // namespace pipecc::scheduling
+
+#endif // PIPECC_SCHEDULING_SIMULATOR_H
