@@ -237,8 +237,9 @@ NpyArray NpyArray::load(const std::string &path) {
     fail(path, ": file holds ", available, " data bytes but shape ",
          shapeToString(header.shape), " of ", numpyTypeName(header.dtype),
          " needs ", expected);
-  std::vector<char> data(file.begin() + header.dataOffset, file.end());
-  return NpyArray(path, header.dtype, header.shape, std::move(data));
+  // Drop the header in place rather than copying a possibly large data set.
+  file.erase(file.begin(), file.begin() + header.dataOffset);
+  return NpyArray(path, header.dtype, header.shape, std::move(file));
 }
 
 ByteSlice NpyArray::slice(int64_t parts, int64_t index) const {

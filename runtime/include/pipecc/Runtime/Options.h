@@ -1,0 +1,36 @@
+//===- Options.h - Command line of a rank executable ------------*- C++ -*-===//
+#ifndef PIPECC_RUNTIME_OPTIONS_H
+#define PIPECC_RUNTIME_OPTIONS_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace pipecc::rt {
+
+struct Options {
+  int64_t steps = 1;
+  std::string dataDir;
+  bool synthetic = false;
+  /// Empty: rank<k>.safetensors next to the executable.
+  std::string weightsPath;
+  std::optional<float> learningRate;
+  std::string dumpGradsPath;
+  std::string savePath;
+  bool quiet = false;
+  bool timers = false;
+  bool help = false;
+};
+
+/// Parses the arguments after argv[0] ("--opt value" or "--opt=value").
+/// Throws RuntimeError on unknown options, missing or malformed values.
+Options parseOptions(int argc, char **argv);
+
+std::string usageText(const char *programName);
+
+/// `pattern` with every "{rank}" replaced by `rank`.
+std::string substituteRank(const std::string &pattern, int rank);
+
+} // namespace pipecc::rt
+
+#endif // PIPECC_RUNTIME_OPTIONS_H

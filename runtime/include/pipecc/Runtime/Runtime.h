@@ -1,0 +1,289 @@
+/*===- Runtime.h - C API of the pipecc CPU runtime -----------------*- C -*-===*
+ *
+ * Every rank executable out/rank<k> is the compiler's generated code linked
+ * with libpipecc_runtime.a. The generated code provides one constant
+ * pipecc_rt_rank_program describing the rank (its buffers and its step
+ * function) and a C main that calls pipecc_rt_main; the runtime does the
+ * rest: MPI start-up, allocating buffers, loading weights and data, the
+ * training loop, the optimizer, logging, dumping gradients and saving
+ * weights.
+ *
+ * Errors: every function here either succeeds or prints one line
+ *   pipecc-runtime: error: rank <r>: <what went wrong>
+ * to stderr and ends the whole MPI job with exit code 1 (MPI_Abort), so that
+ * no other rank is left waiting for a message that never comes.
+ *
+ * Threads: call the runtime from the thread that called pipecc_rt_main
+ * (MPI is initialized with MPI_THREAD_FUNNELED).
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef PIPECC_RUNTIME_RUNTIME_H
+#define PIPECC_RUNTIME_RUNTIME_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped whenever pipecc_rt_rank_program or pipecc_rt_buffer_desc change
+ * layout; pipecc_rt_main refuses a program built for another version. */
+#define PIPECC_RT_ABI_VERSION 1
+
+/*===----------------------------------------------------------------------===*
+ * The program description the compiler emits for each rank
+ *===----------------------------------------------------------------------===*/
+
+typedef enum pipecc_rt_buffer_role {
+  /* Trainable weights, initialized from the weights file by `name`, F32. */
+  PIPECC_RT_ROLE_PARAMETER = 0,
+  /* Gradient accumulator of the parameter `parameter_id` (same shape, F32).
+   * The runtime zeroes it before every step; the step adds each
+   * micro-batch's gradient into it. See pipecc_rt_optimizer_step. */
+  PIPECC_RT_ROLE_GRADIENT = 1,
+  /* A graph input fed from <data dir>/<name>.npy (or synthetic data); its
+   * shape is one micro-batch's shape. Filled by pipecc_rt_load_microbatch. */
+  PIPECC_RT_ROLE_DATA_INPUT = 2,
+  /* Values passed between stages or kept from forward to backward. */
+  PIPECC_RT_ROLE_ACTIVATION = 3,
+  /* Temporary storage of the step; no guarantees across steps. */
+  PIPECC_RT_ROLE_SCRATCH = 4
+} pipecc_rt_buffer_role;
+
+/* Element types; the values match the safetensors/npy support. */
+typedef enum pipecc_rt_dtype {
+  PIPECC_RT_F32 = 0,
+  PIPECC_RT_I64 = 1,
+  PIPECC_RT_I32 = 2
+} pipecc_rt_dtype;
+
+/* One buffer of a rank. A buffer's id is its index in
+ * pipecc_rt_rank_program.buffers. The runtime allocates every buffer
+ * 64-byte aligned and zero-filled before the first step.
+ *
+ * Layout (x86-64, natural alignment; the compiler emits it as an LLVM
+ * struct {ptr, i32, i32, i32, i32, ptr, i64, i64, i64}, 56 bytes). */
+typedef struct pipecc_rt_buffer_desc {
+  /* Parameter: tensor name in the weights file and in --save/--dump-grads
+   *   output. Gradient: informational (the parameter's name is used).
+   * Data input: the input's name; the data file is <name>.npy.
+   * Others: a name for error messages (may be NULL). */
+  const char *name;
+  int32_t role;           /* pipecc_rt_buffer_role */
+  int32_t dtype;          /* pipecc_rt_dtype */
+  /* Nonzero: the runtime allocates `microbatches` copies of `bytes` bytes,
+   * reached with pipecc_rt_buffer_microbatch (e.g. activations stashed
+   * from each micro-batch's forward for its backward). */
+  int32_t per_microbatch;
+  int32_t num_dims;       /* length of shape[]; 0 for a scalar */
+  /* Dimensions, row-major. Required for parameters, gradients and data
+   * inputs (for data inputs: the shape of ONE micro-batch, dim 0 = samples
+   * per micro-batch); optional (NULL) for activations and scratch. */
+  const int64_t *shape;
+  /* Size of one copy in bytes; must equal the shape's size when a shape is
+   * given. */
+  int64_t bytes;
+  /* Gradients: buffer id of their parameter. Everything else: -1. */
+  int64_t parameter_id;
+  /* Integer data inputs holding class ids (labels, token ids): synthetic
+   * data draws values in [0, num_classes). 0 = not class ids (synthetic
+   * integers are then 0). Ignored otherwise. */
+  int64_t num_classes;
+} pipecc_rt_buffer_desc;
+
+typedef struct pipecc_rt_context pipecc_rt_context;
+
+/* Flags of pipecc_rt_rank_program.flags. */
+/* The step updates the parameters itself; the runtime then does not call
+ * pipecc_rt_optimizer_step after the step. */
+#define PIPECC_RT_PROGRAM_OWNS_OPTIMIZER 0x1u
+
+/* What the compiler emits for rank `rank` of `num_ranks`.
+ * Layout (x86-64): {i32, i32, i32, i32, i64, f32, f32, i32, [4 x i8] pad, i64,
+ * ptr, ptr}, 64 bytes. */
+typedef struct pipecc_rt_rank_program {
+  uint32_t abi_version;   /* PIPECC_RT_ABI_VERSION */
+  int32_t rank;           /* must equal the MPI rank the process gets */
+  int32_t num_ranks;      /* must equal the MPI world size */
+  int32_t microbatches;   /* M >= 1: micro-batches per training step */
+  /* Samples per micro-batch, for the samples/s figure. 0: taken from the
+   * first dimension of a data input (the largest over all ranks). */
+  int64_t microbatch_size;
+  float default_lr;       /* SGD learning rate unless --lr; 0 means 0.1 */
+  /* Factor turning an accumulated gradient into the gradient of the step's
+   * loss. 0 means 1/microbatches: right when each micro-batch's loss is a
+   * mean over its samples and the step's loss is the mean over
+   * micro-batches. With R data-parallel replicas whose gradients the step
+   * all-reduces (sums), use 1/(microbatches*R). */
+  float gradient_scale;
+  uint32_t flags;         /* PIPECC_RT_PROGRAM_* */
+  int64_t num_buffers;
+  const pipecc_rt_buffer_desc *buffers;
+  /* Runs one training step of this rank: for each micro-batch, load inputs,
+   * forward, send/receive, backward, accumulate gradients, and report the
+   * loss on the rank that computes it. */
+  void (*step)(pipecc_rt_context *ctx);
+} pipecc_rt_rank_program;
+
+/*===----------------------------------------------------------------------===*
+ * Driver
+ *===----------------------------------------------------------------------===*/
+
+/* The main function of a rank executable. Command line (every rank gets the
+ * same arguments; `--opt=value` also works):
+ *   --steps N          training steps (default 1)
+ *   --data DIR         one DIR/<input name>.npy per data input of the rank:
+ *                      shape [S, <micro-batch shape without dim 0>...], the
+ *                      input's dtype, S a multiple of M * microbatch size.
+ *                      Step s uses batch (s mod S/(M*mb)), split into M
+ *                      micro-batches of consecutive samples.
+ *   --synthetic        deterministic pseudo-random data instead of --data
+ *                      (see pipecc_rt_synthetic_value)
+ *   --weights FILE     safetensors file holding (at least) this rank's
+ *                      parameters by name; "{rank}" in FILE becomes the
+ *                      rank number. Default: rank<k>.safetensors in the
+ *                      executable's directory. A --save output works here.
+ *   --lr X             SGD learning rate (default: the program's)
+ *   --dump-grads FILE  after step 1: rank 0 writes one safetensors file with
+ *                      "loss" (F32 scalar, the step's loss) and
+ *                      "grad.<parameter name>" for every parameter of every
+ *                      rank (gradient of the step's loss, i.e. accumulated
+ *                      gradient * gradient_scale, before the update)
+ *   --save FILE        after the last step: rank 0 writes all ranks' trained
+ *                      parameters by name into one safetensors file
+ *   --timers           at exit, rank 0 prints every rank's timer totals
+ *   --quiet            no per-step lines
+ *   --help
+ * Each step: zero gradients, program->step(ctx), reduce the reported losses
+ * to rank 0, optimizer step (unless PIPECC_RT_PROGRAM_OWNS_OPTIMIZER), and
+ * rank 0 prints
+ *   step <n> loss <mean of reported losses, %.6f> samples/s <%.1f>
+ * Parameters that several ranks hold under one name (replicas) are written
+ * once, from the lowest rank. Initializes MPI unless the caller already did
+ * (then leaves it running). Returns 0; failures abort with exit code 1.
+ * Unless OPENBLAS_NUM_THREADS or OMP_NUM_THREADS is set, BLAS gets
+ * (hardware threads / ranks on this node) threads. */
+int pipecc_rt_main(int argc, char **argv,
+                   const pipecc_rt_rank_program *program);
+
+/* Base address of buffer `buffer_id` (copy 0 of a per-micro-batch buffer). */
+void *pipecc_rt_buffer(pipecc_rt_context *ctx, int64_t buffer_id);
+/* Copy `microbatch` of a per-micro-batch buffer; for other buffers the
+ * base address whatever `microbatch` is. */
+void *pipecc_rt_buffer_microbatch(pipecc_rt_context *ctx, int64_t buffer_id,
+                                  int64_t microbatch);
+/* Size in bytes of one copy of the buffer. */
+int64_t pipecc_rt_buffer_bytes(pipecc_rt_context *ctx, int64_t buffer_id);
+
+int32_t pipecc_rt_rank(pipecc_rt_context *ctx);
+int32_t pipecc_rt_num_ranks(pipecc_rt_context *ctx);
+int32_t pipecc_rt_microbatches(pipecc_rt_context *ctx);
+/* 0-based index of the running step. */
+int64_t pipecc_rt_step_index(pipecc_rt_context *ctx);
+
+/* Copies micro-batch `microbatch` (0 <= microbatch < M) of this step's data
+ * for data input `buffer_id` into the buffer (into copy `microbatch` when
+ * the buffer is per-micro-batch). */
+void pipecc_rt_load_microbatch(pipecc_rt_context *ctx, int64_t buffer_id,
+                               int64_t microbatch);
+
+/* Blocking send / receive of a whole buffer (copy `microbatch` of a
+ * per-micro-batch buffer) to / from world rank `peer` with message tag
+ * `tag` (0 <= tag <= 32767 always works). A receive whose matching message
+ * has another size is an error naming the tag and peer. */
+void pipecc_rt_send(pipecc_rt_context *ctx, int64_t buffer_id,
+                    int64_t microbatch, int32_t peer, int32_t tag);
+void pipecc_rt_recv(pipecc_rt_context *ctx, int64_t buffer_id,
+                    int64_t microbatch, int32_t peer, int32_t tag);
+/* The same on raw memory. */
+void pipecc_rt_send_bytes(pipecc_rt_context *ctx, const void *data,
+                          int64_t bytes, int32_t peer, int32_t tag);
+void pipecc_rt_recv_bytes(pipecc_rt_context *ctx, void *data, int64_t bytes,
+                          int32_t peer, int32_t tag);
+/* MPI_Sendrecv: send to `dest` and receive from `source` at once, so two
+ * neighbours can swap data without deadlocking on blocking sends. Each
+ * message at most 1 GiB. */
+void pipecc_rt_sendrecv_bytes(pipecc_rt_context *ctx, const void *send_data,
+                              int64_t send_bytes, int32_t dest,
+                              int32_t send_tag, void *recv_data,
+                              int64_t recv_bytes, int32_t source,
+                              int32_t recv_tag);
+
+/* In-place sum of `count` floats over the world ranks group_ranks[0 ..
+ * group_size) (must include the caller; NULL/0 = all ranks). All members
+ * call it with the same group and count, in the same order relative to
+ * their other collectives. The group's communicator is created at first
+ * use and cached. */
+void pipecc_rt_allreduce_sum_f32(pipecc_rt_context *ctx, float *data,
+                                 int64_t count, const int32_t *group_ranks,
+                                 int32_t group_size);
+/* Broadcast `bytes` bytes from world rank `root` to all ranks. */
+void pipecc_rt_broadcast_bytes(pipecc_rt_context *ctx, void *data,
+                               int64_t bytes, int32_t root);
+void pipecc_rt_barrier(pipecc_rt_context *ctx);
+
+/* Records the loss of one micro-batch. Call it on the rank(s) computing the
+ * loss, once per micro-batch. The step's loss printed by rank 0 is the mean
+ * of all values reported in the step, over all ranks. */
+void pipecc_rt_report_loss(pipecc_rt_context *ctx, float loss);
+
+/* SGD over every gradient buffer of this rank:
+ *   param -= lr * gradient_scale * gradient
+ * Called by the runtime after each step unless the program sets
+ * PIPECC_RT_PROGRAM_OWNS_OPTIMIZER. */
+void pipecc_rt_optimizer_step(pipecc_rt_context *ctx);
+/* The learning rate in effect (--lr or the program's default). */
+float pipecc_rt_learning_rate(pipecc_rt_context *ctx);
+
+/* Wall-clock timers, accumulated per label (labels compared by content) and
+ * printed at exit with --timers. Begin/end pairs of one label must not
+ * nest. */
+void pipecc_rt_timer_begin(pipecc_rt_context *ctx, const char *label);
+void pipecc_rt_timer_end(pipecc_rt_context *ctx, const char *label);
+
+/* Ends the job with "pipecc-runtime: error: rank <r>: <message>", exit 1. */
+void pipecc_rt_abort(pipecc_rt_context *ctx, const char *message);
+
+/* The synthetic value of element `index` of input `name` (index counts
+ * elements of the step's whole batch, micro-batch after micro-batch, in C
+ * order). With h = FNV-1a-64(name) and u = splitmix64(h + index):
+ *   F32: (u >> 40) * 2^-23 - 1, uniform in [-1, 1)
+ *   integer with num_classes > 0: u mod num_classes;   otherwise 0.
+ * Every step sees the same batch. Returned as double (integers exact). */
+double pipecc_rt_synthetic_value(const char *name, int32_t dtype,
+                                 int64_t num_classes, int64_t index);
+
+/*===----------------------------------------------------------------------===*
+ * Kernels (no context needed)
+ *===----------------------------------------------------------------------===*/
+
+/* C = alpha * op(A) * op(B) + beta * C, row-major, op(X) = X or X^T when
+ * trans_x != 0; op(A) is M x K, op(B) is K x N, C is M x N; lda/ldb/ldc are
+ * row strides in elements. Forwards to cblas_sgemm. */
+void pipecc_rt_sgemm(int32_t trans_a, int32_t trans_b, int64_t m, int64_t n,
+                     int64_t k, float alpha, const float *a, int64_t lda,
+                     const float *b, int64_t ldb, float beta, float *c,
+                     int64_t ldc);
+/* `batch` independent sgemms; matrix i of A starts at a + i * stride_a
+ * (elements), likewise B and C. A stride of 0 broadcasts one matrix. */
+void pipecc_rt_sgemm_batched(int32_t trans_a, int32_t trans_b, int64_t m,
+                             int64_t n, int64_t k, float alpha,
+                             const float *a, int64_t lda, int64_t stride_a,
+                             const float *b, int64_t ldb, int64_t stride_b,
+                             float beta, float *c, int64_t ldc,
+                             int64_t stride_c, int64_t batch);
+/* dst[i] += src[i] */
+void pipecc_rt_accumulate_f32(float *dst, const float *src, int64_t n);
+/* x[i] *= s */
+void pipecc_rt_scale_f32(float *x, int64_t n, float s);
+/* param[i] -= lr * grad[i] */
+void pipecc_rt_sgd_update_f32(float *param, const float *grad, int64_t n,
+                              float lr);
+/* memset(data, 0, bytes) */
+void pipecc_rt_zero(void *data, int64_t bytes);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PIPECC_RUNTIME_RUNTIME_H */

@@ -1,0 +1,214 @@
+//===- ContextApi.cpp - C API calls made by a rank's step function --------===//
+#include "pipecc/Runtime/Context.h"
+#include "pipecc/Runtime/Error.h"
+
+#include <cstring>
+
+using namespace pipecc::rt;
+
+std::string pipecc_rt_context::bufferLabel(int64_t id) const {
+  std::string text = "buffer " + std::to_string(id);
+  if (id >= 0 && id < static_cast<int64_t>(buffers.size()) &&
+      buffers[id].desc && buffers[id].desc->name)
+    text += std::string(" ('") + buffers[id].desc->name + "')";
+  return text;
+}
+
+BufferStorage &pipecc_rt_context::buffer(int64_t id) {
+  if (id < 0 || id >= static_cast<int64_t>(buffers.size()))
+    fail("buffer id ", id, " out of range [0, ", buffers.size(), ")");
+  return buffers[static_cast<size_t>(id)];
+}
+
+namespace {
+pipecc_rt_context &checked(pipecc_rt_context *ctx) {
+  if (!ctx)
+    fail("runtime call with a NULL context");
+  return *ctx;
+}
+
+char *microbatchCopy(pipecc_rt_context &ctx, int64_t id, int64_t microbatch) {
+  BufferStorage &storage = ctx.buffer(id);
+  if (storage.copies == 1)
+    return storage.memory.get();
+  if (microbatch < 0 || microbatch >= storage.copies)
+    fail(ctx.bufferLabel(id), ": micro-batch ", microbatch,
+         " out of range [0, ", storage.copies, ")");
+  return storage.memory.get() + microbatch * storage.desc->bytes;
+}
+} // namespace
+
+extern "C" {
+
+void *pipecc_rt_buffer(pipecc_rt_context *ctx, int64_t buffer_id) {
+  return guardCall(
+      [&] { return (void *)checked(ctx).buffer(buffer_id).memory.get(); });
+}
+
+void *pipecc_rt_buffer_microbatch(pipecc_rt_context *ctx, int64_t buffer_id,
+                                  int64_t microbatch) {
+  return guardCall([&] {
+    return (void *)microbatchCopy(checked(ctx), buffer_id, microbatch);
+  });
+}
+
+int64_t pipecc_rt_buffer_bytes(pipecc_rt_context *ctx, int64_t buffer_id) {
+  return guardCall(
+      [&] { return checked(ctx).buffer(buffer_id).desc->bytes; });
+}
+
+int32_t pipecc_rt_rank(pipecc_rt_context *ctx) {
+  return guardCall([&] { return checked(ctx).transport->rank(); });
+}
+int32_t pipecc_rt_num_ranks(pipecc_rt_context *ctx) {
+  return guardCall([&] { return checked(ctx).transport->size(); });
+}
+int32_t pipecc_rt_microbatches(pipecc_rt_context *ctx) {
+  return guardCall([&] { return checked(ctx).program->microbatches; });
+}
+int64_t pipecc_rt_step_index(pipecc_rt_context *ctx) {
+  return guardCall([&] { return checked(ctx).stepIndex; });
+}
+float pipecc_rt_learning_rate(pipecc_rt_context *ctx) {
+  return guardCall([&] { return checked(ctx).learningRate; });
+}
+
+void pipecc_rt_load_microbatch(pipecc_rt_context *ctx, int64_t buffer_id,
+                               int64_t microbatch) {
+  guardCall([&] {
+    pipecc_rt_context &c = checked(ctx);
+    auto source = c.inputs.find(buffer_id);
+    if (source == c.inputs.end())
+      fail("load_microbatch: ", c.bufferLabel(buffer_id),
+           " is not a data input");
+    int64_t microbatches = c.program->microbatches;
+    if (microbatch < 0 || microbatch >= microbatches)
+      fail("load_microbatch: ", c.bufferLabel(buffer_id), ": micro-batch ",
+           microbatch, " out of range [0, ", microbatches, ")");
+    int64_t batch = c.stepIndex % source->second.batches;
+    ByteSlice slice = source->second.array->slice(
+        source->second.batches * microbatches, batch * microbatches + microbatch);
+    if (slice.bytes != c.buffer(buffer_id).desc->bytes)
+      fail("load_microbatch: ", c.bufferLabel(buffer_id), ": slice of ",
+           slice.bytes, " bytes for a buffer of ",
+           c.buffer(buffer_id).desc->bytes);
+    std::memcpy(microbatchCopy(c, buffer_id, microbatch), slice.data,
+                static_cast<size_t>(slice.bytes));
+  });
+}
+
+void pipecc_rt_send(pipecc_rt_context *ctx, int64_t buffer_id,
+                    int64_t microbatch, int32_t peer, int32_t tag) {
+  guardCall([&] {
+    pipecc_rt_context &c = checked(ctx);
+    c.transport->send(microbatchCopy(c, buffer_id, microbatch),
+                      c.buffer(buffer_id).desc->bytes, peer, tag);
+  });
+}
+
+void pipecc_rt_recv(pipecc_rt_context *ctx, int64_t buffer_id,
+                    int64_t microbatch, int32_t peer, int32_t tag) {
+  guardCall([&] {
+    pipecc_rt_context &c = checked(ctx);
+    try {
+      c.transport->recv(microbatchCopy(c, buffer_id, microbatch),
+                        c.buffer(buffer_id).desc->bytes, peer, tag);
+    } catch (const RuntimeError &e) {
+      fail(c.bufferLabel(buffer_id), ": ", e.what());
+    }
+  });
+}
+
+void pipecc_rt_send_bytes(pipecc_rt_context *ctx, const void *data,
+                          int64_t bytes, int32_t peer, int32_t tag) {
+  guardCall([&] { checked(ctx).transport->send(data, bytes, peer, tag); });
+}
+
+void pipecc_rt_recv_bytes(pipecc_rt_context *ctx, void *data, int64_t bytes,
+                          int32_t peer, int32_t tag) {
+  guardCall([&] { checked(ctx).transport->recv(data, bytes, peer, tag); });
+}
+
+void pipecc_rt_sendrecv_bytes(pipecc_rt_context *ctx, const void *send_data,
+                              int64_t send_bytes, int32_t dest,
+                              int32_t send_tag, void *recv_data,
+                              int64_t recv_bytes, int32_t source,
+                              int32_t recv_tag) {
+  guardCall([&] {
+    checked(ctx).transport->sendRecv(send_data, send_bytes, dest, send_tag,
+                                     recv_data, recv_bytes, source, recv_tag);
+  });
+}
+
+void pipecc_rt_allreduce_sum_f32(pipecc_rt_context *ctx, float *data,
+                                 int64_t count, const int32_t *group_ranks,
+                                 int32_t group_size) {
+  guardCall([&] {
+    std::vector<int> group;
+    if (group_ranks && group_size > 0)
+      group.assign(group_ranks, group_ranks + group_size);
+    checked(ctx).transport->allreduceSumF32(data, count, group);
+  });
+}
+
+void pipecc_rt_broadcast_bytes(pipecc_rt_context *ctx, void *data,
+                               int64_t bytes, int32_t root) {
+  guardCall([&] { checked(ctx).transport->broadcast(data, bytes, root); });
+}
+
+void pipecc_rt_barrier(pipecc_rt_context *ctx) {
+  guardCall([&] { checked(ctx).transport->barrier(); });
+}
+
+void pipecc_rt_report_loss(pipecc_rt_context *ctx, float loss) {
+  guardCall([&] {
+    pipecc_rt_context &c = checked(ctx);
+    c.lossSum += loss;
+    c.lossCount += 1;
+  });
+}
+
+void pipecc_rt_optimizer_step(pipecc_rt_context *ctx) {
+  guardCall([&] {
+    pipecc_rt_context &c = checked(ctx);
+    float step = c.learningRate * c.gradientScale;
+    for (BufferStorage &storage : c.buffers) {
+      if (storage.desc->role != PIPECC_RT_ROLE_GRADIENT)
+        continue;
+      BufferStorage &parameter = c.buffer(storage.desc->parameter_id);
+      pipecc_rt_sgd_update_f32(
+          reinterpret_cast<float *>(parameter.memory.get()),
+          reinterpret_cast<const float *>(storage.memory.get()),
+          storage.desc->bytes / static_cast<int64_t>(sizeof(float)), step);
+    }
+  });
+}
+
+void pipecc_rt_timer_begin(pipecc_rt_context *ctx, const char *label) {
+  guardCall([&] {
+    Timer &timer = checked(ctx).timers[label ? label : ""];
+    if (timer.running)
+      fail("timer '", label, "' begun twice without an end");
+    timer.running = true;
+    timer.startedAt = MPI_Wtime();
+  });
+}
+
+void pipecc_rt_timer_end(pipecc_rt_context *ctx, const char *label) {
+  guardCall([&] {
+    double now = MPI_Wtime();
+    auto &timers = checked(ctx).timers;
+    auto timer = timers.find(label ? label : "");
+    if (timer == timers.end() || !timer->second.running)
+      fail("timer '", label, "' ended without a begin");
+    timer->second.running = false;
+    timer->second.total += now - timer->second.startedAt;
+    timer->second.calls += 1;
+  });
+}
+
+void pipecc_rt_abort(pipecc_rt_context *, const char *message) {
+  fatalError(message ? message : "aborted by generated code");
+}
+
+} // extern "C"

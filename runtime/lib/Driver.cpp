@@ -1,0 +1,345 @@
+//===- Driver.cpp - pipecc_rt_main: the training loop of a rank -----------===//
+#include "pipecc/Runtime/Context.h"
+#include "pipecc/Runtime/Error.h"
+#include "pipecc/Runtime/Safetensors.h"
+#include "pipecc/Runtime/SyntheticData.h"
+
+#include <algorithm>
+#include <cblas.h>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <thread>
+#include <unistd.h>
+
+using namespace pipecc::rt;
+
+namespace {
+
+// Tags of the runtime's own messages (Control channel, so they cannot clash
+// with the generated code's tags).
+constexpr int kGatherSizeTag = 1;
+constexpr int kGatherDataTag = 2;
+
+std::string executableDirectory() {
+  char path[4096];
+  ssize_t length = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (length <= 0)
+    return ".";
+  std::string text(path, static_cast<size_t>(length));
+  size_t slash = text.rfind('/');
+  return slash == std::string::npos ? "." : text.substr(0, slash);
+}
+
+/// Each rank's BLAS would otherwise start one thread per core, and several
+/// ranks share a node: split the cores instead of oversubscribing them.
+void configureBlasThreads(const Transport &transport) {
+  if (std::getenv("OPENBLAS_NUM_THREADS") || std::getenv("OMP_NUM_THREADS"))
+    return;
+  int cores = static_cast<int>(std::thread::hardware_concurrency());
+  int threads = std::max(1, cores / std::max(1, transport.localSize()));
+  openblas_set_num_threads(threads);
+}
+
+void allocateBuffers(pipecc_rt_context &ctx) {
+  const pipecc_rt_rank_program &program = *ctx.program;
+  ctx.buffers.resize(static_cast<size_t>(program.num_buffers));
+  for (int64_t id = 0; id < program.num_buffers; ++id) {
+    BufferStorage &storage = ctx.buffers[static_cast<size_t>(id)];
+    storage.desc = &program.buffers[id];
+    storage.copies = storage.desc->per_microbatch ? program.microbatches : 1;
+    int64_t total = storage.desc->bytes * storage.copies;
+    size_t rounded = static_cast<size_t>((total + 63) / 64 * 64);
+    if (rounded == 0)
+      rounded = 64;
+    char *memory = static_cast<char *>(std::aligned_alloc(64, rounded));
+    if (!memory)
+      fail("out of memory allocating ", rounded, " bytes for ",
+           ctx.bufferLabel(id));
+    std::memset(memory, 0, rounded);
+    storage.memory.reset(memory);
+  }
+}
+
+void loadWeights(pipecc_rt_context &ctx, int rank) {
+  std::vector<int64_t> parameters;
+  for (int64_t id = 0; id < ctx.program->num_buffers; ++id)
+    if (ctx.program->buffers[id].role == PIPECC_RT_ROLE_PARAMETER)
+      parameters.push_back(id);
+  if (parameters.empty())
+    return;
+  std::string path =
+      ctx.options.weightsPath.empty()
+          ? executableDirectory() + "/rank" + std::to_string(rank) +
+                ".safetensors"
+          : substituteRank(ctx.options.weightsPath, rank);
+  if (access(path.c_str(), R_OK) != 0)
+    fail("weights file ", path, ": cannot read: ", std::strerror(errno),
+         " (this rank has ", parameters.size(),
+         " parameters; pass --weights FILE)");
+  SafetensorsFile file = SafetensorsFile::load(path);
+  for (int64_t id : parameters) {
+    const pipecc_rt_buffer_desc &desc = ctx.program->buffers[id];
+    const TensorInfo *tensor = file.find(desc.name);
+    if (!tensor)
+      fail("weights file ", path, ": missing tensor '", desc.name,
+           "' (parameter of rank ", rank, ")");
+    Shape expected(desc.shape, desc.shape + desc.num_dims);
+    if (tensor->dtype != DType::F32)
+      fail("weights file ", path, ": tensor '", desc.name, "' has dtype ",
+           safetensorsName(tensor->dtype), ", expected F32");
+    if (tensor->shape != expected)
+      fail("weights file ", path, ": tensor '", desc.name, "' has shape ",
+           shapeToString(tensor->shape), ", expected ",
+           shapeToString(expected));
+    std::memcpy(ctx.buffer(id).memory.get(), file.data(*tensor),
+                static_cast<size_t>(desc.bytes));
+  }
+}
+
+void loadInputs(pipecc_rt_context &ctx) {
+  const pipecc_rt_rank_program &program = *ctx.program;
+  std::vector<int64_t> inputs;
+  std::string names;
+  for (int64_t id = 0; id < program.num_buffers; ++id)
+    if (program.buffers[id].role == PIPECC_RT_ROLE_DATA_INPUT) {
+      inputs.push_back(id);
+      names += (names.empty() ? "" : ", ") +
+               std::string(program.buffers[id].name);
+    }
+  if (inputs.empty())
+    return;
+  if (!ctx.options.synthetic && ctx.options.dataDir.empty())
+    fail("this rank reads data inputs (", names,
+         "): pass --data DIR or --synthetic");
+  for (int64_t id : inputs) {
+    const pipecc_rt_buffer_desc &desc = program.buffers[id];
+    InputSource &source = ctx.inputs[id];
+    if (ctx.options.synthetic) {
+      source.array = makeSyntheticInput(desc, program.microbatches);
+      continue;
+    }
+    source.array = NpyArray::load(ctx.options.dataDir + "/" + desc.name +
+                                  ".npy");
+    const NpyArray &array = *source.array;
+    Shape sample(desc.shape + 1, desc.shape + desc.num_dims);
+    Shape expected = sample;
+    expected.insert(expected.begin(), -1);
+    auto expectedText = [&] {
+      std::string text = shapeToString(expected);
+      return "[S" + text.substr(3) + " with S a multiple of " +
+             std::to_string(desc.shape[0] * program.microbatches);
+    };
+    if (array.dtype() != static_cast<DType>(desc.dtype))
+      fail(array.path(), ": dtype ", numpyTypeName(array.dtype()),
+           " but input '", desc.name, "' is ",
+           numpyTypeName(static_cast<DType>(desc.dtype)));
+    if (array.shape().size() != static_cast<size_t>(desc.num_dims) ||
+        !std::equal(sample.begin(), sample.end(), array.shape().begin() + 1))
+      fail(array.path(), ": shape ", shapeToString(array.shape()),
+           " does not fit input '", desc.name, "', expected ",
+           expectedText());
+    int64_t stepSamples = desc.shape[0] * program.microbatches;
+    if (stepSamples == 0 || array.shape()[0] % stepSamples != 0 ||
+        array.shape()[0] == 0)
+      fail(array.path(), ": ", array.shape()[0],
+           " samples do not split into whole steps of ", program.microbatches,
+           " micro-batches of ", desc.shape[0], " samples");
+    source.batches = array.shape()[0] / stepSamples;
+  }
+}
+
+/// Rank 0 collects every rank's tensors (first occurrence of a name wins)
+/// and writes them to `path`; the other ranks send theirs. Collective.
+void gatherAndWrite(Transport &transport, const SafetensorsWriter &local,
+                    const std::string &path, const Metadata &metadata) {
+  if (transport.rank() != 0) {
+    std::vector<char> image = local.serialize();
+    int64_t size = static_cast<int64_t>(image.size());
+    transport.send(&size, sizeof size, 0, kGatherSizeTag, Channel::Control);
+    transport.send(image.data(), size, 0, kGatherDataTag, Channel::Control);
+    return;
+  }
+  SafetensorsWriter merged = local;
+  for (const auto &item : metadata)
+    merged.setMetadata(item.first, item.second);
+  for (int peer = 1; peer < transport.size(); ++peer) {
+    int64_t size = 0;
+    transport.recv(&size, sizeof size, peer, kGatherSizeTag,
+                   Channel::Control);
+    std::vector<char> image(static_cast<size_t>(size));
+    transport.recv(image.data(), size, peer, kGatherDataTag,
+                   Channel::Control);
+    SafetensorsFile file = SafetensorsFile::parse(
+        "tensors gathered from rank " + std::to_string(peer),
+        std::move(image));
+    for (const TensorInfo &tensor : file.tensors())
+      if (!merged.contains(tensor.name))
+        merged.add(tensor.name, tensor.dtype, tensor.shape, file.data(tensor));
+  }
+  merged.writeFile(path);
+}
+
+Shape shapeOf(const pipecc_rt_buffer_desc &desc) {
+  return Shape(desc.shape, desc.shape + desc.num_dims);
+}
+
+void dumpGradients(pipecc_rt_context &ctx, float loss) {
+  SafetensorsWriter local;
+  if (ctx.transport->rank() == 0)
+    local.add("loss", DType::F32, {}, &loss);
+  for (int64_t id = 0; id < ctx.program->num_buffers; ++id) {
+    const pipecc_rt_buffer_desc &desc = ctx.program->buffers[id];
+    if (desc.role != PIPECC_RT_ROLE_GRADIENT)
+      continue;
+    const pipecc_rt_buffer_desc &parameter =
+        ctx.program->buffers[desc.parameter_id];
+    std::vector<float> gradient(static_cast<size_t>(desc.bytes / 4));
+    const float *accumulated =
+        reinterpret_cast<const float *>(ctx.buffer(id).memory.get());
+    for (size_t i = 0; i < gradient.size(); ++i)
+      gradient[i] = accumulated[i] * ctx.gradientScale;
+    std::string name = std::string("grad.") + parameter.name;
+    if (!local.contains(name))
+      local.add(name, DType::F32, shapeOf(parameter), gradient.data());
+  }
+  gatherAndWrite(*ctx.transport, local, ctx.options.dumpGradsPath,
+                 {{"producer", "pipecc"}, {"content", "step 1 gradients"}});
+}
+
+void saveParameters(pipecc_rt_context &ctx) {
+  SafetensorsWriter local;
+  for (int64_t id = 0; id < ctx.program->num_buffers; ++id) {
+    const pipecc_rt_buffer_desc &desc = ctx.program->buffers[id];
+    if (desc.role == PIPECC_RT_ROLE_PARAMETER)
+      local.add(desc.name, DType::F32, shapeOf(desc),
+                ctx.buffer(id).memory.get());
+  }
+  gatherAndWrite(*ctx.transport, local, ctx.options.savePath,
+                 {{"producer", "pipecc"},
+                  {"steps", std::to_string(ctx.options.steps)}});
+}
+
+/// Rank 0 prints every rank's timers, rank by rank.
+void reportTimers(pipecc_rt_context &ctx) {
+  Transport &transport = *ctx.transport;
+  std::string text;
+  for (const auto &[label, timer] : ctx.timers) {
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "timer rank %d %s: total %.3f ms calls %lld mean %.3f ms\n",
+                  transport.rank(), label.c_str(), timer.total * 1e3,
+                  static_cast<long long>(timer.calls),
+                  timer.calls ? timer.total * 1e3 / timer.calls : 0.0);
+    text += line;
+  }
+  if (transport.rank() != 0) {
+    int64_t size = static_cast<int64_t>(text.size());
+    transport.send(&size, sizeof size, 0, kGatherSizeTag, Channel::Control);
+    transport.send(text.data(), size, 0, kGatherDataTag, Channel::Control);
+    return;
+  }
+  std::fputs(text.c_str(), stdout);
+  for (int peer = 1; peer < transport.size(); ++peer) {
+    int64_t size = 0;
+    transport.recv(&size, sizeof size, peer, kGatherSizeTag,
+                   Channel::Control);
+    std::string remote(static_cast<size_t>(size), '\0');
+    transport.recv(remote.data(), size, peer, kGatherDataTag,
+                   Channel::Control);
+    std::fputs(remote.c_str(), stdout);
+  }
+  std::fflush(stdout);
+}
+
+int64_t samplesPerStep(pipecc_rt_context &ctx) {
+  int64_t microbatchSize = ctx.program->microbatch_size;
+  if (microbatchSize <= 0) {
+    int64_t local = 0;
+    for (const auto &entry : ctx.inputs)
+      local = std::max(local, ctx.program->buffers[entry.first].shape[0]);
+    microbatchSize = ctx.transport->allreduceMaxI64(local);
+  }
+  return microbatchSize * ctx.program->microbatches;
+}
+
+void runStep(pipecc_rt_context &ctx, int64_t samples) {
+  for (BufferStorage &storage : ctx.buffers)
+    if (storage.desc->role == PIPECC_RT_ROLE_GRADIENT)
+      std::memset(storage.memory.get(), 0,
+                  static_cast<size_t>(storage.desc->bytes));
+  ctx.lossSum = 0;
+  ctx.lossCount = 0;
+  double start = MPI_Wtime();
+
+  ctx.program->step(&ctx);
+
+  double loss[2] = {ctx.lossSum, static_cast<double>(ctx.lossCount)};
+  ctx.transport->reduceSumF64(loss, 2, /*root=*/0);
+  float meanLoss = loss[1] > 0 ? static_cast<float>(loss[0] / loss[1])
+                               : std::numeric_limits<float>::quiet_NaN();
+  if (ctx.stepIndex == 0 && !ctx.options.dumpGradsPath.empty())
+    dumpGradients(ctx, meanLoss);
+  if (!(ctx.program->flags & PIPECC_RT_PROGRAM_OWNS_OPTIMIZER))
+    pipecc_rt_optimizer_step(&ctx);
+  double seconds = MPI_Wtime() - start;
+
+  if (ctx.transport->rank() == 0 && !ctx.options.quiet) {
+    std::printf("step %lld loss %.6f samples/s %.1f\n",
+                static_cast<long long>(ctx.stepIndex + 1), meanLoss,
+                seconds > 0 ? samples / seconds : 0.0);
+    std::fflush(stdout);
+  }
+}
+
+int runMain(int argc, char **argv, const pipecc_rt_rank_program *program) {
+  Transport transport(&argc, &argv);
+  Options options = parseOptions(argc, argv);
+  if (options.help) {
+    if (transport.rank() == 0)
+      std::fputs(usageText(argc > 0 ? argv[0] : nullptr).c_str(), stdout);
+    return 0;
+  }
+  validateProgram(program, transport.rank(), transport.size());
+  configureBlasThreads(transport);
+
+  pipecc_rt_context ctx;
+  ctx.program = program;
+  ctx.transport = &transport;
+  ctx.options = options;
+  ctx.learningRate = options.learningRate.value_or(
+      program->default_lr > 0 ? program->default_lr : 0.1f);
+  ctx.gradientScale = program->gradient_scale > 0
+                          ? program->gradient_scale
+                          : 1.0f / static_cast<float>(program->microbatches);
+  allocateBuffers(ctx);
+  loadWeights(ctx, transport.rank());
+  loadInputs(ctx);
+  int64_t samples = samplesPerStep(ctx);
+
+  // Start timing together: set-up (file loading) differs between ranks.
+  transport.barrier(Channel::Control);
+  for (ctx.stepIndex = 0; ctx.stepIndex < options.steps; ++ctx.stepIndex)
+    runStep(ctx, samples);
+  ctx.stepIndex = options.steps > 0 ? options.steps - 1 : 0;
+
+  if (!options.savePath.empty())
+    saveParameters(ctx);
+  if (options.timers)
+    reportTimers(ctx);
+  transport.barrier(Channel::Control);
+  transport.finalize();
+  return 0;
+}
+
+} // namespace
+
+void pipecc::rt::AlignedFree::operator()(char *p) const { std::free(p); }
+
+extern "C" int pipecc_rt_main(int argc, char **argv,
+                              const pipecc_rt_rank_program *program) {
+  return guardCall([&] { return runMain(argc, argv, program); });
+}

@@ -1,0 +1,118 @@
+//===- Options.cpp --------------------------------------------------------===//
+#include "pipecc/Runtime/Options.h"
+#include "pipecc/Runtime/Error.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+namespace pipecc::rt {
+
+namespace {
+int64_t parseCount(const std::string &option, const std::string &text) {
+  char *end = nullptr;
+  errno = 0;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || value < 0)
+    fail("option ", option, ": expected a non-negative integer, got '", text,
+         "'");
+  return value;
+}
+
+float parsePositiveFloat(const std::string &option, const std::string &text) {
+  char *end = nullptr;
+  errno = 0;
+  float value = std::strtof(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno == ERANGE ||
+      !std::isfinite(value) || value < 0)
+    fail("option ", option, ": expected a non-negative number, got '", text,
+         "'");
+  return value;
+}
+} // namespace
+
+Options parseOptions(int argc, char **argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string name = arg;
+    std::optional<std::string> inlineValue;
+    if (size_t eq = arg.find('='); arg.rfind("--", 0) == 0 &&
+                                   eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      inlineValue = arg.substr(eq + 1);
+    }
+    auto value = [&]() -> std::string {
+      if (inlineValue)
+        return *inlineValue;
+      if (i + 1 >= argc)
+        fail("option ", name, " needs a value");
+      return argv[++i];
+    };
+    auto flag = [&]() {
+      if (inlineValue)
+        fail("option ", name, " takes no value");
+      return true;
+    };
+    if (name == "--steps")
+      options.steps = parseCount(name, value());
+    else if (name == "--data")
+      options.dataDir = value();
+    else if (name == "--synthetic")
+      options.synthetic = flag();
+    else if (name == "--weights")
+      options.weightsPath = value();
+    else if (name == "--lr")
+      options.learningRate = parsePositiveFloat(name, value());
+    else if (name == "--dump-grads")
+      options.dumpGradsPath = value();
+    else if (name == "--save")
+      options.savePath = value();
+    else if (name == "--quiet")
+      options.quiet = flag();
+    else if (name == "--timers")
+      options.timers = flag();
+    else if (name == "--help" || name == "-h")
+      options.help = flag();
+    else
+      fail("unknown option '", arg, "' (see --help)");
+  }
+  if (options.synthetic && !options.dataDir.empty())
+    fail("--data and --synthetic exclude each other");
+  if (!options.dumpGradsPath.empty() && options.steps < 1)
+    fail("--dump-grads needs at least one step");
+  return options;
+}
+
+std::string usageText(const char *programName) {
+  return std::string("usage: ") + (programName ? programName : "rank") +
+         " [options]   (normally started through out/launch)\n"
+         "  --steps N          training steps (default 1)\n"
+         "  --data DIR         DIR/<input name>.npy for each data input\n"
+         "  --synthetic        deterministic pseudo-random input data\n"
+         "  --weights FILE     initial parameters (safetensors, by name; "
+         "{rank} -> rank number;\n"
+         "                     default: rank<k>.safetensors next to the "
+         "executable)\n"
+         "  --lr X             SGD learning rate\n"
+         "  --dump-grads FILE  write loss and gradients of step 1 "
+         "(safetensors)\n"
+         "  --save FILE        write the trained parameters (safetensors)\n"
+         "  --timers           print per-rank timer totals at exit\n"
+         "  --quiet            no per-step lines\n";
+}
+
+std::string substituteRank(const std::string &pattern, int rank) {
+  std::string result = pattern;
+  const std::string key = "{rank}";
+  for (size_t pos = result.find(key); pos != std::string::npos;
+       pos = result.find(key, pos)) {
+    std::string number = std::to_string(rank);
+    result.replace(pos, key.size(), number);
+    pos += number.size();
+  }
+  return result;
+}
+
+} // namespace pipecc::rt

@@ -1,0 +1,259 @@
+//===- Transport.cpp ------------------------------------------------------===//
+#include "pipecc/Runtime/Transport.h"
+#include "pipecc/Runtime/Error.h"
+
+#include <algorithm>
+#include <climits>
+#include <string>
+
+namespace pipecc::rt {
+
+namespace {
+// MPI counts are ints: larger messages go as consecutive chunks, which MPI's
+// non-overtaking rule keeps in order for one (source, tag, communicator).
+constexpr int64_t kMaxChunkBytes = int64_t(1) << 30;
+
+int chunkBytes(int64_t remaining) {
+  return static_cast<int>(std::min(remaining, kMaxChunkBytes));
+}
+} // namespace
+
+void checkMpi(int code, const char *what) {
+  if (code == MPI_SUCCESS)
+    return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  fail(what, ": ", std::string(text, length));
+}
+
+Transport::Transport(int *argc, char ***argv) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) !=
+        MPI_SUCCESS)
+      fail("MPI_Init_thread failed");
+    ownsMpi_ = true;
+  }
+  // Return error codes instead of MPI's default silent abort, so that our
+  // messages name what failed.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  checkMpi(MPI_Comm_dup(MPI_COMM_WORLD, &programComm_), "MPI_Comm_dup");
+  checkMpi(MPI_Comm_dup(MPI_COMM_WORLD, &controlComm_), "MPI_Comm_dup");
+
+  int *tagUpperBound = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tagUpperBound, &found);
+  if (found && tagUpperBound)
+    maxTag_ = *tagUpperBound;
+
+  MPI_Comm node;
+  checkMpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_,
+                               MPI_INFO_NULL, &node),
+           "MPI_Comm_split_type");
+  MPI_Comm_size(node, &localSize_);
+  MPI_Comm_free(&node);
+}
+
+Transport::~Transport() { finalize(); }
+
+void Transport::finalize() {
+  if (finalized_)
+    return;
+  finalized_ = true;
+  for (auto &entry : groupComms_)
+    if (entry.second != MPI_COMM_NULL)
+      MPI_Comm_free(&entry.second);
+  groupComms_.clear();
+  if (programComm_ != MPI_COMM_NULL)
+    MPI_Comm_free(&programComm_);
+  if (controlComm_ != MPI_COMM_NULL)
+    MPI_Comm_free(&controlComm_);
+  if (ownsMpi_)
+    MPI_Finalize();
+}
+
+MPI_Comm Transport::comm(Channel channel) const {
+  return channel == Channel::Program ? programComm_ : controlComm_;
+}
+
+void Transport::checkPeer(int peer, int tag, const char *operation) const {
+  if (peer < 0 || peer >= size_)
+    fail(operation, " tag ", tag, ": peer rank ", peer,
+         " out of range [0, ", size_, ")");
+  if (peer == rank_)
+    fail(operation, " tag ", tag, ": peer is this rank (", peer,
+         "); a blocking self-message would deadlock");
+  if (tag < 0 || tag > maxTag_)
+    fail(operation, " to/from rank ", peer, ": tag ", tag,
+         " out of range [0, ", maxTag_, "]");
+}
+
+void Transport::send(const void *data, int64_t bytes, int peer, int tag,
+                     Channel channel) {
+  checkPeer(peer, tag, "send");
+  if (bytes < 0)
+    fail("send to rank ", peer, " tag ", tag, ": negative size ", bytes);
+  const char *cursor = static_cast<const char *>(data);
+  int64_t remaining = bytes;
+  do { // a zero-byte message is still sent: the receiver waits for it
+    int chunk = chunkBytes(remaining);
+    int code = MPI_Send(cursor, chunk, MPI_BYTE, peer, tag, comm(channel));
+    if (code != MPI_SUCCESS)
+      checkMpi(code, ("send of " + std::to_string(bytes) + " bytes to rank " +
+                      std::to_string(peer) + " tag " + std::to_string(tag))
+                         .c_str());
+    cursor += chunk;
+    remaining -= chunk;
+  } while (remaining > 0);
+}
+
+void Transport::recv(void *data, int64_t bytes, int peer, int tag,
+                     Channel channel) {
+  checkPeer(peer, tag, "recv");
+  if (bytes < 0)
+    fail("recv from rank ", peer, " tag ", tag, ": negative size ", bytes);
+  char *cursor = static_cast<char *>(data);
+  int64_t remaining = bytes;
+  std::string where = "recv from rank " + std::to_string(peer) + " tag " +
+                      std::to_string(tag);
+  do {
+    int expected = chunkBytes(remaining);
+    // Probe first so that a wrong-sized message is reported with both sizes
+    // instead of MPI's generic truncation error.
+    MPI_Status status;
+    checkMpi(MPI_Probe(peer, tag, comm(channel), &status), where.c_str());
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    if (count != expected)
+      fail(where, ": expected a message of ", expected,
+           " bytes, got ", count,
+           " (sender and receiver disagree on the buffer)");
+    checkMpi(MPI_Recv(cursor, expected, MPI_BYTE, peer, tag, comm(channel),
+                      MPI_STATUS_IGNORE),
+             where.c_str());
+    cursor += expected;
+    remaining -= expected;
+  } while (remaining > 0);
+}
+
+void Transport::sendRecv(const void *sendData, int64_t sendBytes, int dest,
+                         int sendTag, void *recvData, int64_t recvBytes,
+                         int source, int recvTag) {
+  checkPeer(dest, sendTag, "sendrecv (send)");
+  checkPeer(source, recvTag, "sendrecv (recv)");
+  if (sendBytes > kMaxChunkBytes || recvBytes > kMaxChunkBytes ||
+      sendBytes < 0 || recvBytes < 0)
+    fail("sendrecv to rank ", dest, " tag ", sendTag, ": sizes ", sendBytes,
+         "/", recvBytes, " outside [0, 1 GiB]");
+  MPI_Status status;
+  std::string where = "sendrecv to rank " + std::to_string(dest) + " tag " +
+                      std::to_string(sendTag) + ", from rank " +
+                      std::to_string(source) + " tag " +
+                      std::to_string(recvTag);
+  checkMpi(MPI_Sendrecv(sendData, static_cast<int>(sendBytes), MPI_BYTE, dest,
+                        sendTag, recvData, static_cast<int>(recvBytes),
+                        MPI_BYTE, source, recvTag, programComm_, &status),
+           where.c_str());
+  int count = 0;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  if (count != recvBytes)
+    fail(where, ": expected a message of ", recvBytes, " bytes, got ",
+         count);
+}
+
+MPI_Comm Transport::groupComm(const std::vector<int> &group) {
+  std::vector<int> members = group;
+  std::sort(members.begin(), members.end());
+  auto cached = groupComms_.find(members);
+  if (cached != groupComms_.end())
+    return cached->second;
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (members[i] < 0 || members[i] >= size_)
+      fail("allreduce group holds rank ", members[i], " outside [0, ",
+           size_, ")");
+    if (i && members[i] == members[i - 1])
+      fail("allreduce group lists rank ", members[i], " twice");
+  }
+  if (!std::binary_search(members.begin(), members.end(), rank_))
+    fail("allreduce called by rank ", rank_, " on a group it is not in");
+  MPI_Group world, subgroup;
+  MPI_Comm_group(programComm_, &world);
+  MPI_Group_incl(world, static_cast<int>(members.size()), members.data(),
+                 &subgroup);
+  MPI_Comm result = MPI_COMM_NULL;
+  // Collective over the group's members only, unlike MPI_Comm_create.
+  int code = MPI_Comm_create_group(programComm_, subgroup, /*tag=*/0, &result);
+  MPI_Group_free(&subgroup);
+  MPI_Group_free(&world);
+  checkMpi(code, "MPI_Comm_create_group for an allreduce group");
+  MPI_Comm_set_errhandler(result, MPI_ERRORS_RETURN);
+  groupComms_[members] = result;
+  return result;
+}
+
+void Transport::allreduceSumF32(float *data, int64_t count,
+                                const std::vector<int> &group) {
+  if (count < 0)
+    fail("allreduce: negative element count ", count);
+  MPI_Comm communicator = programComm_;
+  if (!group.empty() && static_cast<int>(group.size()) != size_) {
+    if (group.size() == 1) {
+      groupComm(group); // validates membership
+      return;
+    }
+    communicator = groupComm(group);
+  }
+  int64_t done = 0;
+  constexpr int64_t kMaxChunkElements = kMaxChunkBytes / sizeof(float);
+  while (done < count) {
+    int chunk = static_cast<int>(std::min(count - done, kMaxChunkElements));
+    checkMpi(MPI_Allreduce(MPI_IN_PLACE, data + done, chunk, MPI_FLOAT,
+                           MPI_SUM, communicator),
+             ("allreduce of " + std::to_string(count) + " floats").c_str());
+    done += chunk;
+  }
+}
+
+void Transport::reduceSumF64(double *data, int64_t count, int root) {
+  std::vector<double> result(static_cast<size_t>(count));
+  checkMpi(MPI_Reduce(data, result.data(), static_cast<int>(count),
+                      MPI_DOUBLE, MPI_SUM, root, controlComm_),
+           "reduce");
+  if (rank_ == root)
+    std::copy(result.begin(), result.end(), data);
+}
+
+int64_t Transport::allreduceMaxI64(int64_t value) {
+  int64_t result = 0;
+  checkMpi(MPI_Allreduce(&value, &result, 1, MPI_INT64_T, MPI_MAX,
+                         controlComm_),
+           "allreduce max");
+  return result;
+}
+
+void Transport::broadcast(void *data, int64_t bytes, int root,
+                          Channel channel) {
+  if (root < 0 || root >= size_)
+    fail("broadcast: root rank ", root, " out of range [0, ", size_, ")");
+  char *cursor = static_cast<char *>(data);
+  for (int64_t remaining = bytes; remaining > 0;) {
+    int chunk = chunkBytes(remaining);
+    checkMpi(MPI_Bcast(cursor, chunk, MPI_BYTE, root, comm(channel)),
+             ("broadcast of " + std::to_string(bytes) + " bytes from rank " +
+              std::to_string(root))
+                 .c_str());
+    cursor += chunk;
+    remaining -= chunk;
+  }
+}
+
+void Transport::barrier(Channel channel) {
+  checkMpi(MPI_Barrier(comm(channel)), "barrier");
+}
+
+} // namespace pipecc::rt

@@ -1,0 +1,80 @@
+//===- LaunchScriptTest.cpp - the out/launch template ---------------------===//
+#include "pipecc/Runtime/LaunchScript.h"
+#include "TestUtil.h"
+
+#include <array>
+#include <cstdio>
+#include <sys/stat.h>
+
+using namespace pipecc::rt;
+using namespace pipecc::rt::testing;
+
+namespace {
+
+std::string runAndCapture(const std::string &command) {
+  std::string output;
+  FILE *pipe = popen(command.c_str(), "r");
+  if (!pipe)
+    return "<popen failed>";
+  std::array<char, 256> chunk;
+  while (size_t n = fread(chunk.data(), 1, chunk.size(), pipe))
+    output.append(chunk.data(), n);
+  pclose(pipe);
+  return output;
+}
+
+TEST(LaunchScript, FillsPlaceholders) {
+  std::string script = renderLaunchScript(3);
+  EXPECT_EQ(script.find("@PIPECC_"), std::string::npos);
+  EXPECT_NE(script.find("num_ranks=3\n"), std::string::npos);
+  EXPECT_EQ(script.rfind("#!/usr/bin/env bash", 0), 0u);
+}
+
+TEST(LaunchScript, BuildsMpmdCommandForwardingArguments) {
+  TempDir dir;
+  std::string launch = dir.file("launch");
+  writeBytes(launch, renderLaunchScript(3));
+  chmod(launch.c_str(), 0755);
+  // A stand-in mpirun that prints its arguments one per line.
+  std::string fake = dir.file("fake-mpirun");
+  writeBytes(fake, "#!/bin/sh\nfor a in \"$@\"; do echo \"[$a]\"; done\n");
+  chmod(fake.c_str(), 0755);
+
+  std::string output = runAndCapture(
+      "PIPECC_MPIRUN='" + fake + "' PIPECC_MPIRUN_ARGS='--tag-output' '" +
+      launch + "' --steps 2 --data 'my dir' 2>&1");
+  std::string rankArgs = "[--steps]\n[2]\n[--data]\n[my dir]\n";
+  std::string expected;
+  for (int k = 0; k < 3; ++k) {
+    if (k)
+      expected += "[:]\n";
+    expected += "[-np]\n[1]\n[" + dir.file("rank" + std::to_string(k)) +
+                "]\n" + rankArgs;
+  }
+  EXPECT_NE(output.find(expected), std::string::npos) << output;
+  EXPECT_NE(output.find("[--tag-output]\n[-np]"), std::string::npos)
+      << output;
+  if (getuid() == 0) {
+    EXPECT_NE(output.find("[--allow-run-as-root]"), std::string::npos)
+        << output;
+  }
+}
+
+TEST(LaunchScript, OversubscribesOnlyBeyondTheCores) {
+  TempDir dir;
+  std::string fake = dir.file("fake-mpirun");
+  writeBytes(fake, "#!/bin/sh\necho \"$@\"\n");
+  chmod(fake.c_str(), 0755);
+  for (int ranks : {1, 4096}) {
+    std::string launch = dir.file("launch" + std::to_string(ranks));
+    writeBytes(launch, renderLaunchScript(ranks));
+    chmod(launch.c_str(), 0755);
+    std::string output =
+        runAndCapture("PIPECC_MPIRUN='" + fake + "' '" + launch + "'");
+    EXPECT_EQ(output.find("--oversubscribe") != std::string::npos,
+              ranks == 4096)
+        << ranks << " ranks: " << output.substr(0, 200);
+  }
+}
+
+} // namespace

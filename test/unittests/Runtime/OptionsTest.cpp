@@ -1,0 +1,64 @@
+//===- OptionsTest.cpp ----------------------------------------------------===//
+#include "pipecc/Runtime/Options.h"
+#include "TestUtil.h"
+
+#include <vector>
+
+using namespace pipecc::rt;
+
+namespace {
+
+Options parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "rank0");
+  std::vector<char *> argv;
+  for (std::string &arg : args)
+    argv.push_back(arg.data());
+  return parseOptions(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(Options, Defaults) {
+  Options options = parse({});
+  EXPECT_EQ(options.steps, 1);
+  EXPECT_FALSE(options.synthetic);
+  EXPECT_TRUE(options.weightsPath.empty());
+  EXPECT_FALSE(options.learningRate.has_value());
+  EXPECT_FALSE(options.quiet);
+}
+
+TEST(Options, ParsesEveryOption) {
+  Options options =
+      parse({"--steps", "5", "--data=/d", "--weights", "w{rank}.st",
+             "--lr", "0.01", "--dump-grads", "g.st", "--save=s.st",
+             "--quiet", "--timers"});
+  EXPECT_EQ(options.steps, 5);
+  EXPECT_EQ(options.dataDir, "/d");
+  EXPECT_EQ(options.weightsPath, "w{rank}.st");
+  EXPECT_FLOAT_EQ(*options.learningRate, 0.01f);
+  EXPECT_EQ(options.dumpGradsPath, "g.st");
+  EXPECT_EQ(options.savePath, "s.st");
+  EXPECT_TRUE(options.quiet);
+  EXPECT_TRUE(options.timers);
+  EXPECT_TRUE(parse({"--synthetic"}).synthetic);
+  EXPECT_TRUE(parse({"--help"}).help);
+}
+
+TEST(Options, RejectsBadArguments) {
+  EXPECT_RUNTIME_ERROR(parse({"--stepz", "3"}), "unknown option '--stepz'");
+  EXPECT_RUNTIME_ERROR(parse({"--steps"}), "--steps needs a value");
+  EXPECT_RUNTIME_ERROR(parse({"--steps", "-1"}), "non-negative integer");
+  EXPECT_RUNTIME_ERROR(parse({"--steps", "3x"}), "got '3x'");
+  EXPECT_RUNTIME_ERROR(parse({"--lr", "fast"}), "--lr");
+  EXPECT_RUNTIME_ERROR(parse({"--quiet=yes"}), "takes no value");
+  EXPECT_RUNTIME_ERROR(parse({"--data", "d", "--synthetic"}),
+                       "exclude each other");
+  EXPECT_RUNTIME_ERROR(parse({"--steps", "0", "--dump-grads", "g"}),
+                       "at least one step");
+  EXPECT_RUNTIME_ERROR(parse({"stray"}), "unknown option 'stray'");
+}
+
+TEST(Options, SubstitutesRank) {
+  EXPECT_EQ(substituteRank("a/{rank}/rank{rank}.st", 12), "a/12/rank12.st");
+  EXPECT_EQ(substituteRank("plain.st", 3), "plain.st");
+}
+
+} // namespace
