@@ -17,6 +17,29 @@ inline constexpr llvm::StringLiteral kGrad = "graph.grad";
 inline constexpr llvm::StringLiteral kOpId = "graph.op_id";
 /// On backward ops: the number of the forward op they differentiate.
 inline constexpr llvm::StringLiteral kGradOf = "graph.grad_of";
+/// On forward ops: the pipeline stage that runs them (partition).
+inline constexpr llvm::StringLiteral kStage = "pipeline.stage";
+/// On the module: the partition's cuts and predicted stage costs.
+inline constexpr llvm::StringLiteral kPartition = "pipeline.partition";
+/// On stage functions (split-stages): the stage, and which of its three
+/// functions this is: "forward", "backward_input" or "backward_weight".
+inline constexpr llvm::StringLiteral kFunctionStage = "pipeline.stage";
+inline constexpr llvm::StringLiteral kFunctionKind = "pipeline.kind";
+/// On stage function arguments and results: the tensor's name.
+inline constexpr llvm::StringLiteral kTensor = "pipeline.tensor";
+/// On arguments: the graph input or parameter they bind to.
+inline constexpr llvm::StringLiteral kBindInput = "pipeline.input";
+inline constexpr llvm::StringLiteral kBindParam = "pipeline.param";
+/// On results: the parameter whose gradient it is; the loss.
+inline constexpr llvm::StringLiteral kParamGrad = "pipeline.param_grad";
+inline constexpr llvm::StringLiteral kLoss = "pipeline.loss";
+/// On forward and B functions: names received from and sent to neighbours.
+inline constexpr llvm::StringLiteral kRecv = "pipeline.recv";
+inline constexpr llvm::StringLiteral kSend = "pipeline.send";
+/// On the module: parameters ({name, stage, type, trainable}) and data
+/// inputs ({name, type}) of the split model.
+inline constexpr llvm::StringLiteral kParameters = "pipeline.parameters";
+inline constexpr llvm::StringLiteral kInputs = "pipeline.inputs";
 } // namespace pipecc::attrs
 
 #endif // PIPECC_PASSES_ATTRIBUTES_H

@@ -2,6 +2,7 @@
 #define PIPECC_PASSES_PASSES_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
 #include "pipecc/Dialect/Graph/GraphDialect.h"

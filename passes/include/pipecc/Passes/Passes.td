@@ -55,4 +55,63 @@ def Autodiff : Pass<"pipecc-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::pipecc::graph::GraphDialect"];
 }
 
+def Partition : Pass<"pipecc-partition", "::mlir::ModuleOp"> {
+  let summary = "Chooses the pipeline stage of every forward op";
+  let description = [{
+    Prices every forward op of the differentiated `@main` on a device
+    profile: its forward time, the time of the backward ops computing its
+    input gradients (B) and its weight gradients (W), the activations it
+    keeps for the backward pass and the parameters it reads. The forward ops
+    in program order, with the tensors flowing between them, form the
+    partitioning problem: `dp` cuts it into `stages` contiguous stages
+    minimising the slowest stage's time including the bytes crossing each
+    cut, `uniform` gives each stage the same number of ops, and `cut-after`
+    takes the user's cuts (ONNX node names). Each forward op gets
+    `pipeline.stage`; the module gets `pipeline.partition`, the chosen cuts
+    and each stage's predicted costs.
+  }];
+  let options = [
+    Option<"stages", "stages", "int64_t", /*default=*/"1",
+           "Number of pipeline stages">,
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"dp\"",
+           "dp or uniform (ignored when cut-after is given)">,
+    ListOption<"cutAfter", "cut-after", "std::string",
+               "ONNX node names that end a stage">,
+    Option<"device", "device", "std::string", /*default=*/"\"host-cpu\"",
+           "Device profile that prices the ops">,
+  ];
+  let dependentDialects = ["::pipecc::graph::GraphDialect"];
+}
+
+def TestPartitionReport : Pass<"test-partition-report", "::mlir::ModuleOp"> {
+  let summary = "Prints the cuts and stage costs chosen by pipecc-partition";
+  let description = [{
+    Prints the `pipeline.partition` attribute as text: the node each stage
+    ends with and every stage's predicted forward, B, W, communication and
+    total time, activation and parameter bytes.
+  }];
+}
+
+def SplitStages : Pass<"pipecc-split-stages", "::mlir::ModuleOp"> {
+  let summary = "Outlines each stage's forward, B and W functions";
+  let description = [{
+    Splits the differentiated, partitioned `@main` into three functions per
+    stage `s`: `@stage<s>_forward`, `@stage<s>_backward_input` (B: the
+    backward ops the gradients sent to earlier stages need, found by
+    slicing) and `@stage<s>_backward_weight` (W: the rest, which only
+    parameter gradients need). Backward ops belong to the stage of the
+    forward op they differentiate (`graph.grad_of`).
+
+    Functions exchange named tensors: every argument and result carries
+    `pipeline.tensor`. Data inputs carry `pipeline.input`, parameters
+    `pipeline.param`, parameter gradients `pipeline.param_grad`, the loss
+    `pipeline.loss`. A tensor needed by a later stage is sent stage to
+    stage (forwarded through the stages in between); `pipeline.recv` and
+    `pipeline.send` on the forward and B functions list what each stage
+    receives and sends. Parameters and constants are copied to every
+    function that reads them; `@main` is replaced.
+  }];
+  let dependentDialects = ["::pipecc::graph::GraphDialect"];
+}
+
 #endif // PIPECC_PASSES_PASSES_TD

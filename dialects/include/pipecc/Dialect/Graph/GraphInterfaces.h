@@ -1,7 +1,9 @@
 #ifndef PIPECC_DIALECT_GRAPH_GRAPHINTERFACES_H
 #define PIPECC_DIALECT_GRAPH_GRAPHINTERFACES_H
 
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>

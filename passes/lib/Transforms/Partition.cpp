@@ -1,0 +1,248 @@
+// The partition pass: turns the differentiated graph into a partitioning
+// problem priced by the cost model, runs the chosen algorithm from the
+// PipeccPartition library, and records the answer on the IR.
+#include "PassUtils.h"
+#include "pipecc/CostModel/DeviceProfile.h"
+#include "pipecc/Dialect/Graph/GraphOps.h"
+#include "pipecc/Partition/Algorithms.h"
+#include "pipecc/Passes/Attributes.h"
+#include "pipecc/Passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace pipecc {
+#define GEN_PASS_DEF_PARTITION
+#include "pipecc/Passes/Passes.h.inc"
+} // namespace pipecc
+
+using namespace mlir;
+using namespace pipecc;
+using namespace pipecc::graph;
+
+namespace {
+
+int64_t bytesOf(Type type) {
+  auto shaped = llvm::cast<ShapedType>(type);
+  return shaped.getNumElements() *
+         ((shaped.getElementTypeBitWidth() + 7) / 8);
+}
+
+/// The user-facing name of an op: its ONNX node name, else its op name.
+std::string nodeName(Operation *op) {
+  if (auto name = llvm::dyn_cast<NameLoc>(op->getLoc()))
+    return name.getName().str();
+  return op->getName().getStringRef().str();
+}
+
+/// Forward ops that run on a stage; parameters and constants are copied to
+/// every stage that reads them instead.
+bool isStageOp(Operation *op) {
+  return op->hasAttr(attrs::kOpId) && !llvm::isa<ParamOp, ConstantOp>(op);
+}
+
+struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
+  using PartitionBase::PartitionBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    func::FuncOp func = getModelFunction(module);
+    if (!func)
+      return signalPassFailure();
+    const cost::DeviceProfile *profile = cost::lookupDeviceProfile(device);
+    if (!profile) {
+      module.emitError("unknown device profile '") << device << "'";
+      return signalPassFailure();
+    }
+    if (stages < 1) {
+      module.emitError("--stages must be at least 1, got ") << stages;
+      return signalPassFailure();
+    }
+
+    // The nodes of the problem: stage ops in program order.
+    Block &body = func.front();
+    SmallVector<Operation *> nodes;
+    DenseMap<int64_t, int> nodeOfOpId;
+    for (Operation &op : body.without_terminator())
+      if (isStageOp(&op)) {
+        nodeOfOpId[op.getAttrOfType<IntegerAttr>(attrs::kOpId).getInt()] =
+            nodes.size();
+        nodes.push_back(&op);
+      }
+    if (nodes.empty()) {
+      func.emitError("the model has no operations to partition; run "
+                     "autodiff first");
+      return signalPassFailure();
+    }
+    if (static_cast<int64_t>(nodes.size()) < stages) {
+      func.emitError("cannot cut ")
+          << nodes.size() << " operations into " << stages << " stages";
+      return signalPassFailure();
+    }
+
+    partition::Problem problem;
+    problem.stages = stages;
+    problem.link = {profile->name.str(), profile->linkBytesPerSecond,
+                    profile->linkLatencySeconds};
+    problem.ops.resize(nodes.size());
+    for (auto [index, op] : llvm::enumerate(nodes)) {
+      problem.ops[index].name = nodeName(op);
+      if (auto costly = llvm::dyn_cast<CostOpInterface>(op))
+        problem.ops[index].forwardSeconds =
+            cost::estimateSeconds(costly.getCost(), *profile);
+    }
+
+    // Backward ops: B if their results flow into another forward op's
+    // backward (towards an activation gradient), else W.
+    SmallVector<Operation *> backward;
+    for (Operation &op : body.without_terminator())
+      if (op.hasAttr(attrs::kGradOf))
+        backward.push_back(&op);
+    DenseSet<Operation *> isB;
+    auto gradOf = [](Operation *op) {
+      return op->getAttrOfType<IntegerAttr>(attrs::kGradOf).getInt();
+    };
+    for (Operation *op : llvm::reverse(backward))
+      for (Operation *user : op->getUsers())
+        if (user->hasAttr(attrs::kGradOf) &&
+            (gradOf(user) != gradOf(op) || isB.contains(user)))
+          isB.insert(op);
+    DenseSet<Value> saved;
+    for (Operation *op : backward) {
+      auto node = nodeOfOpId.find(gradOf(op));
+      if (node == nodeOfOpId.end())
+        continue; // gradients of parameters and constants cost nothing here
+      double seconds = 0;
+      if (auto costly = llvm::dyn_cast<CostOpInterface>(op))
+        seconds = cost::estimateSeconds(costly.getCost(), *profile);
+      auto &opCost = problem.ops[node->second];
+      (isB.contains(op) ? opCost.backwardInputSeconds
+                        : opCost.backwardWeightSeconds) += seconds;
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp();
+            def && isStageOp(def) && saved.insert(operand).second)
+          problem.ops[nodeOfOpId[def->getAttrOfType<IntegerAttr>(
+                                     attrs::kOpId)
+                                     .getInt()]]
+              .activationBytes += bytesOf(operand.getType());
+    }
+
+    // Parameter bytes go to the first node reading the parameter; tensors
+    // flowing between nodes become the problem's edges.
+    for (Operation &op : body.without_terminator()) {
+      if (auto param = llvm::dyn_cast<ParamOp>(op)) {
+        int first = -1;
+        for (Operation *user : param->getUsers())
+          if (isStageOp(user)) {
+            int node = nodeOfOpId[user->getAttrOfType<IntegerAttr>(
+                attrs::kOpId).getInt()];
+            first = first < 0 ? node : std::min(first, node);
+          }
+        if (first >= 0)
+          problem.ops[first].parameterBytes += bytesOf(param.getType());
+      }
+    }
+    for (auto [index, op] : llvm::enumerate(nodes))
+      for (Value result : op->getResults()) {
+        partition::Tensor tensor{static_cast<int>(index), {},
+                                 bytesOf(result.getType())};
+        for (Operation *user : result.getUsers())
+          if (isStageOp(user))
+            tensor.consumers.push_back(
+                nodeOfOpId[user->getAttrOfType<IntegerAttr>(attrs::kOpId)
+                               .getInt()]);
+        if (!tensor.consumers.empty())
+          problem.tensors.push_back(std::move(tensor));
+      }
+
+    partition::Result<partition::Partition> result =
+        solve(problem, nodes, func);
+    if (!result.ok()) {
+      if (!result.message().empty())
+        func.emitError("cannot partition: ") << result.message();
+      return signalPassFailure();
+    }
+    record(module, nodes, problem, *result, *profile);
+  }
+
+  partition::Result<partition::Partition>
+  solve(const partition::Problem &problem, ArrayRef<Operation *> nodes,
+        func::FuncOp func) {
+    if (!cutAfter.empty()) {
+      // A node name may cover several ops (a Gemm imports as a matmul and an
+      // add); a cut after it falls after its last op.
+      std::vector<int> cuts;
+      for (const std::string &name : cutAfter) {
+        int last = -1;
+        for (auto [index, op] : llvm::enumerate(nodes))
+          if (nodeName(op) == name)
+            last = index;
+        if (last < 0) {
+          func.emitError("--cut-after names node '")
+              << name << "', which is not a stage operation of the model";
+          return partition::Diagnostic{""};
+        }
+        cuts.push_back(last);
+      }
+      return partition::manual(problem, cuts);
+    }
+    if (strategy == "dp")
+      return partition::dynamicProgramming(problem);
+    if (strategy == "uniform")
+      return partition::uniform(problem);
+    func.emitError("unknown partition strategy '")
+        << strategy << "'; expected dp or uniform";
+    return partition::Diagnostic{""};
+  }
+
+  void record(ModuleOp module, ArrayRef<Operation *> nodes,
+              const partition::Problem &problem,
+              const partition::Partition &partition,
+              const cost::DeviceProfile &profile) {
+    Builder b(&getContext());
+    int stage = 0;
+    for (auto [index, op] : llvm::enumerate(nodes)) {
+      op->setAttr(attrs::kStage, b.getI64IntegerAttr(stage));
+      if (stage < static_cast<int>(partition.cutsAfter.size()) &&
+          partition.cutsAfter[stage] == static_cast<int>(index))
+        ++stage;
+    }
+    SmallVector<Attribute> cuts, stageCosts;
+    for (int cut : partition.cutsAfter)
+      cuts.push_back(b.getStringAttr(problem.ops[cut].name));
+    for (const partition::StageCost &s : partition.stages)
+      stageCosts.push_back(b.getDictionaryAttr({
+          b.getNamedAttr("first", b.getStringAttr(problem.ops[s.firstOp].name)),
+          b.getNamedAttr("last", b.getStringAttr(problem.ops[s.lastOp].name)),
+          b.getNamedAttr("forward_s", b.getF64FloatAttr(s.forwardSeconds)),
+          b.getNamedAttr("backward_input_s",
+                         b.getF64FloatAttr(s.backwardInputSeconds)),
+          b.getNamedAttr("backward_weight_s",
+                         b.getF64FloatAttr(s.backwardWeightSeconds)),
+          b.getNamedAttr("communication_s",
+                         b.getF64FloatAttr(s.communicationSeconds)),
+          b.getNamedAttr("total_s", b.getF64FloatAttr(s.totalSeconds)),
+          b.getNamedAttr("activation_bytes",
+                         b.getI64IntegerAttr(s.activationBytes)),
+          b.getNamedAttr("parameter_bytes",
+                         b.getI64IntegerAttr(s.parameterBytes)),
+          b.getNamedAttr("bytes_in", b.getI64IntegerAttr(s.bytesIn)),
+          b.getNamedAttr("bytes_out", b.getI64IntegerAttr(s.bytesOut)),
+      }));
+    std::string how = cutAfter.empty() ? strategy.getValue() : "manual";
+    module->setAttr(
+        attrs::kPartition,
+        b.getDictionaryAttr({
+            b.getNamedAttr("strategy", b.getStringAttr(how)),
+            b.getNamedAttr("device", b.getStringAttr(profile.name)),
+            b.getNamedAttr("stages", b.getI64IntegerAttr(stages)),
+            b.getNamedAttr("cuts_after", b.getArrayAttr(cuts)),
+            b.getNamedAttr("bottleneck_s",
+                           b.getF64FloatAttr(partition.bottleneck)),
+            b.getNamedAttr("stage_costs", b.getArrayAttr(stageCosts)),
+        }));
+  }
+};
+
+} // namespace

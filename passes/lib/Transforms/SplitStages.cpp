@@ -1,0 +1,415 @@
+// Outlines the differentiated, partitioned @main into per-stage forward, B
+// and W functions that exchange named tensors. Which op runs where was
+// decided before (pipeline.stage, graph.grad_of); this pass is mechanism.
+#include "PassUtils.h"
+#include "pipecc/Dialect/Graph/GraphOps.h"
+#include "pipecc/Passes/Attributes.h"
+#include "pipecc/Passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace pipecc {
+#define GEN_PASS_DEF_SPLITSTAGES
+#include "pipecc/Passes/Passes.h.inc"
+} // namespace pipecc
+
+using namespace mlir;
+using namespace pipecc;
+using namespace pipecc::graph;
+
+namespace {
+
+enum Phase { Forward = 0, BackwardInput = 1, BackwardWeight = 2 };
+const char *const kPhaseNames[] = {"forward", "backward_input",
+                                   "backward_weight"};
+
+/// Where an op runs: a stage and one of its three functions.
+struct Group {
+  int stage;
+  Phase phase;
+  bool operator==(const Group &o) const {
+    return stage == o.stage && phase == o.phase;
+  }
+};
+
+/// Parameters and constants belong to no stage: each function that reads a
+/// parameter takes it as an argument, and constants are copied.
+bool isFloating(Operation *op) { return llvm::isa<ParamOp, ConstantOp>(op); }
+
+struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
+  void runOnOperation() override {
+    func::FuncOp main = getModelFunction(getOperation());
+    if (!main || failed(split(main)))
+      return signalPassFailure();
+  }
+
+  int numStages = 0;
+  DenseMap<Operation *, Group> groupOf;
+  DenseMap<Operation *, int64_t> position;
+  DenseMap<Value, std::string> names;
+  // Per stage: tensors received from / sent to the previous (forward) or
+  // next (backward) stage.
+  SmallVector<llvm::SetVector<Value>> recvF, sendF, recvB, sendB;
+  // Per function (stage * 3 + phase): what it reads and produces.
+  SmallVector<llvm::SetVector<Value>> inputs, outputs, dataArgs;
+  SmallVector<llvm::SetVector<Operation *>> params;
+
+  unsigned index(Group g) { return g.stage * 3 + g.phase; }
+
+  LogicalResult assignGroups(func::FuncOp main) {
+    Block &body = main.front();
+    DenseMap<int64_t, Operation *> opById;
+    for (Operation &op : body.without_terminator()) {
+      position[&op] = position.size();
+      if (auto id = op.getAttrOfType<IntegerAttr>(attrs::kOpId))
+        opById[id.getInt()] = &op;
+    }
+    // Stages of forward ops, and of parameters through their readers.
+    DenseMap<Operation *, int> stageOf;
+    for (Operation &op : body.without_terminator()) {
+      auto stage = op.getAttrOfType<IntegerAttr>(attrs::kStage);
+      if (!stage)
+        continue;
+      stageOf[&op] = stage.getInt();
+      numStages = std::max<int>(numStages, stage.getInt() + 1);
+    }
+    if (numStages == 0)
+      return main.emitError("no op has a pipeline stage; run the partition "
+                            "first");
+    for (Operation &op : body.without_terminator()) {
+      auto param = llvm::dyn_cast<ParamOp>(op);
+      if (!param)
+        continue;
+      std::optional<int> stage;
+      for (Operation *user : param->getUsers()) {
+        auto it = stageOf.find(user);
+        if (it == stageOf.end())
+          continue;
+        if (stage && *stage != it->second)
+          return param.emitError("parameter '")
+                 << param.getParamName() << "' is read by stages " << *stage
+                 << " and " << it->second
+                 << "; weights shared across stages are not supported yet";
+        stage = it->second;
+      }
+      stageOf[param] = stage.value_or(0);
+    }
+
+    // Backward ops run on their forward op's stage; B if what they compute
+    // flows to an earlier stage or into another B op of theirs.
+    SmallVector<Operation *> backward;
+    for (Operation &op : body.without_terminator()) {
+      if (isFloating(&op))
+        continue;
+      if (auto stage = stageOf.find(&op); stage != stageOf.end()) {
+        groupOf[&op] = {stage->second, Forward};
+        continue;
+      }
+      auto gradOf = op.getAttrOfType<IntegerAttr>(attrs::kGradOf);
+      if (!gradOf)
+        return op.emitError("op is neither placed on a stage nor part of the "
+                            "backward pass");
+      Operation *forward = opById.lookup(gradOf.getInt());
+      if (!forward || !stageOf.count(forward))
+        return op.emitError("backward op refers to an unknown forward op ")
+               << gradOf.getInt();
+      groupOf[&op] = {stageOf[forward], BackwardWeight};
+      backward.push_back(&op);
+    }
+    for (Operation *op : llvm::reverse(backward)) {
+      Group &group = groupOf[op];
+      for (Operation *user : op->getUsers()) {
+        auto it = groupOf.find(user);
+        if (it == groupOf.end() || it->second.phase == Forward)
+          continue;
+        if (it->second.stage < group.stage ||
+            (it->second.stage == group.stage &&
+             it->second.phase == BackwardInput))
+          group.phase = BackwardInput;
+      }
+    }
+    return success();
+  }
+
+  void nameValues(func::FuncOp main) {
+    for (auto [index, arg] : llvm::enumerate(main.getArguments()))
+      if (auto name = main.getArgAttrOfType<StringAttr>(index, attrs::kInput))
+        names[arg] = name.str();
+      else
+        names[arg] = "input" + std::to_string(index);
+    int64_t counter = 0;
+    for (Operation &op : main.front().without_terminator()) {
+      auto group = groupOf.find(&op);
+      std::string prefix =
+          group != groupOf.end() && group->second.phase != Forward ? "g" : "a";
+      for (Value result : op.getResults())
+        names[result] = prefix + std::to_string(counter++);
+    }
+  }
+
+  /// Records that `value` must be available to function `to`.
+  LogicalResult route(Value value, Group to, Operation *user) {
+    Operation *def = value.getDefiningOp();
+    if (!def) {
+      dataArgs[index(to)].insert(value);
+      return success();
+    }
+    if (auto param = llvm::dyn_cast<ParamOp>(def)) {
+      params[index(to)].insert(param);
+      return success();
+    }
+    if (llvm::isa<ConstantOp>(def))
+      return success();
+    Group from = groupOf.lookup(def);
+    if (from == to)
+      return success();
+    outputs[index(from)].insert(value);
+    inputs[index(to)].insert(value);
+    if (from.phase == Forward) {
+      if (from.stage > to.stage)
+        return user->emitError("reads a forward value of a later stage");
+      for (int s = from.stage; s < to.stage; ++s) {
+        sendF[s].insert(value);
+        recvF[s + 1].insert(value);
+      }
+      return success();
+    }
+    if (from.stage < to.stage ||
+        (from.phase == BackwardWeight &&
+         !(from.stage == to.stage && to.phase == BackwardWeight)))
+      return user->emitError("reads a gradient that its stage cannot have "
+                             "received");
+    for (int s = from.stage; s > to.stage; --s) {
+      sendB[s].insert(value);
+      recvB[s - 1].insert(value);
+    }
+    return success();
+  }
+
+  LogicalResult split(func::FuncOp main) {
+    if (failed(assignGroups(main)))
+      return failure();
+    nameValues(main);
+    unsigned numFunctions = numStages * 3;
+    recvF.resize(numStages);
+    sendF.resize(numStages);
+    recvB.resize(numStages);
+    sendB.resize(numStages);
+    inputs.resize(numFunctions);
+    outputs.resize(numFunctions);
+    dataArgs.resize(numFunctions);
+    params.resize(numFunctions);
+
+    Block &body = main.front();
+    for (Operation &op : body.without_terminator()) {
+      auto group = groupOf.find(&op);
+      if (group == groupOf.end())
+        continue;
+      for (Value operand : op.getOperands())
+        if (failed(route(operand, group->second, &op)))
+          return failure();
+    }
+
+    // What @main returns: the loss, then parameter gradients.
+    auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());
+    DenseMap<Value, std::string> paramGradOf;
+    Value loss;
+    // Gradients that are constants (parameters the loss does not reach)
+    // are produced by the W function of the parameter's stage.
+    SmallVector<std::pair<Value, unsigned>> floatingResults;
+    for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
+      Value value = ret.getOperand(i);
+      auto grad = main.getResultAttrOfType<StringAttr>(i, attrs::kGrad);
+      if (!grad) {
+        if (i == 0)
+          loss = value;
+        continue;
+      }
+      paramGradOf[value] = grad.str();
+      Operation *def = value.getDefiningOp();
+      if (def && groupOf.count(def)) {
+        outputs[index(groupOf[def])].insert(value);
+        continue;
+      }
+      int stage = 0;
+      for (Operation &op : body.without_terminator())
+        if (auto param = llvm::dyn_cast<ParamOp>(op);
+            param && param.getParamName() == grad.getValue())
+          for (Operation *user : param->getUsers())
+            if (groupOf.count(user))
+              stage = groupOf[user].stage;
+      floatingResults.push_back({value, index({stage, BackwardWeight})});
+    }
+    if (!loss || !loss.getDefiningOp() || !groupOf.count(loss.getDefiningOp()))
+      return main.emitError("the loss must be computed by a stage op");
+    outputs[index(groupOf[loss.getDefiningOp()])].insert(loss);
+
+    recordModuleInterface(main);
+    OpBuilder builder(main);
+    for (int stage = 0; stage < numStages; ++stage)
+      for (Phase phase : {Forward, BackwardInput, BackwardWeight})
+        buildFunction(builder, main, {stage, phase}, loss, paramGradOf,
+                      floatingResults);
+    main.erase();
+    return success();
+  }
+
+  void recordModuleInterface(func::FuncOp main) {
+    Builder b(&getContext());
+    SmallVector<Attribute> paramInfo, inputInfo;
+    for (Operation &op : main.front().without_terminator()) {
+      auto param = llvm::dyn_cast<ParamOp>(op);
+      if (!param || param->use_empty())
+        continue;
+      int stage = 0;
+      for (Operation *user : param->getUsers())
+        if (groupOf.count(user))
+          stage = groupOf[user].stage;
+      paramInfo.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr("name", param.getParamNameAttr()),
+           b.getNamedAttr("stage", b.getI64IntegerAttr(stage)),
+           b.getNamedAttr("type", TypeAttr::get(param.getType())),
+           b.getNamedAttr("trainable", b.getBoolAttr(param.getTrainable()))}));
+    }
+    for (Value arg : main.getArguments())
+      inputInfo.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr("name", b.getStringAttr(names[arg])),
+           b.getNamedAttr("type", TypeAttr::get(arg.getType()))}));
+    getOperation()->setAttr(attrs::kParameters, b.getArrayAttr(paramInfo));
+    getOperation()->setAttr(attrs::kInputs, b.getArrayAttr(inputInfo));
+  }
+
+  void buildFunction(OpBuilder &builder, func::FuncOp main, Group group,
+                     Value loss, DenseMap<Value, std::string> &paramGradOf,
+                     ArrayRef<std::pair<Value, unsigned>> floatingResults) {
+    MLIRContext *ctx = &getContext();
+    unsigned fn = index(group);
+    auto byPosition = [&](Value a, Value b) {
+      auto pos = [&](Value v) -> int64_t {
+        if (auto arg = llvm::dyn_cast<BlockArgument>(v))
+          return -1 - static_cast<int64_t>(arg.getArgNumber()) - 1000000;
+        return position.lookup(v.getDefiningOp()) * 16 +
+               llvm::cast<OpResult>(v).getResultNumber();
+      };
+      return pos(a) < pos(b);
+    };
+    auto sorted = [&](const llvm::SetVector<Value> &set) {
+      SmallVector<Value> values(set.begin(), set.end());
+      llvm::stable_sort(values, byPosition);
+      return values;
+    };
+
+    // Arguments: data inputs, parameters, then tensors from elsewhere.
+    SmallVector<Value> argValues;
+    SmallVector<DictionaryAttr> argAttrs;
+    auto named = [&](StringRef key, StringRef value) {
+      return NamedAttribute(StringAttr::get(ctx, key),
+                            StringAttr::get(ctx, value));
+    };
+    for (Value v : sorted(dataArgs[fn])) {
+      argValues.push_back(v);
+      argAttrs.push_back(DictionaryAttr::get(
+          ctx, {named(attrs::kTensor, names[v]),
+                named(attrs::kBindInput, names[v])}));
+    }
+    SmallVector<Operation *> paramOps(params[fn].begin(), params[fn].end());
+    llvm::stable_sort(paramOps, [&](Operation *a, Operation *b) {
+      return position.lookup(a) < position.lookup(b);
+    });
+    for (Operation *op : paramOps) {
+      auto param = llvm::cast<ParamOp>(op);
+      argValues.push_back(param.getResult());
+      argAttrs.push_back(DictionaryAttr::get(
+          ctx, {named(attrs::kTensor, param.getParamName()),
+                named(attrs::kBindParam, param.getParamName())}));
+    }
+    for (Value v : sorted(inputs[fn])) {
+      argValues.push_back(v);
+      argAttrs.push_back(
+          DictionaryAttr::get(ctx, {named(attrs::kTensor, names[v])}));
+    }
+
+    // Results: tensors others read, the loss, parameter gradients.
+    SmallVector<Value> resultValues;
+    for (Value v : sorted(outputs[fn]))
+      resultValues.push_back(v);
+    for (auto [value, owner] : floatingResults)
+      if (owner == fn)
+        resultValues.push_back(value);
+
+    SmallVector<Type> argTypes, resultTypes;
+    for (Value v : argValues)
+      argTypes.push_back(v.getType());
+    for (Value v : resultValues)
+      resultTypes.push_back(v.getType());
+    std::string name = "stage" + std::to_string(group.stage) + "_" +
+                       kPhaseNames[group.phase];
+    builder.setInsertionPoint(main);
+    auto func = builder.create<func::FuncOp>(
+        main.getLoc(), name, FunctionType::get(ctx, argTypes, resultTypes));
+    func->setAttr(attrs::kFunctionStage,
+                  builder.getI64IntegerAttr(group.stage));
+    func->setAttr(attrs::kFunctionKind,
+                  builder.getStringAttr(kPhaseNames[group.phase]));
+    auto nameList = [&](const llvm::SetVector<Value> &set) {
+      SmallVector<Attribute> list;
+      for (Value v : sorted(set))
+        list.push_back(builder.getStringAttr(names[v]));
+      return builder.getArrayAttr(list);
+    };
+    if (group.phase == Forward) {
+      func->setAttr(attrs::kRecv, nameList(recvF[group.stage]));
+      func->setAttr(attrs::kSend, nameList(sendF[group.stage]));
+    } else if (group.phase == BackwardInput) {
+      func->setAttr(attrs::kRecv, nameList(recvB[group.stage]));
+      func->setAttr(attrs::kSend, nameList(sendB[group.stage]));
+    }
+    func.setAllArgAttrs(argAttrs);
+
+    Block *entry = func.addEntryBlock();
+    IRMapping mapping;
+    for (auto [value, arg] : llvm::zip(argValues, entry->getArguments()))
+      mapping.map(value, arg);
+    OpBuilder body = OpBuilder::atBlockEnd(entry);
+    auto cloneConstant = [&](Value value) {
+      if (mapping.contains(value))
+        return;
+      if (auto constant = value.getDefiningOp<ConstantOp>()) {
+        Operation *clone = body.clone(*constant, mapping);
+        clone->removeAttr(attrs::kOpId);
+        clone->removeAttr(attrs::kGradOf);
+      }
+    };
+    for (Operation &op : main.front().without_terminator()) {
+      auto it = groupOf.find(&op);
+      if (it == groupOf.end() || !(it->second == group))
+        continue;
+      for (Value operand : op.getOperands())
+        cloneConstant(operand);
+      Operation *clone = body.clone(op, mapping);
+      clone->removeAttr(attrs::kOpId);
+      clone->removeAttr(attrs::kGradOf);
+      clone->removeAttr(attrs::kStage);
+    }
+    SmallVector<Value> returned;
+    SmallVector<DictionaryAttr> resultAttrs;
+    for (Value v : resultValues) {
+      cloneConstant(v);
+      returned.push_back(mapping.lookup(v));
+      SmallVector<NamedAttribute> attrList{named(attrs::kTensor, names[v])};
+      if (auto grad = paramGradOf.find(v); grad != paramGradOf.end())
+        attrList.push_back(named(attrs::kParamGrad, grad->second));
+      if (v == loss)
+        attrList.push_back(
+            NamedAttribute(StringAttr::get(ctx, attrs::kLoss),
+                           UnitAttr::get(ctx)));
+      resultAttrs.push_back(DictionaryAttr::get(ctx, attrList));
+    }
+    body.create<func::ReturnOp>(main.getLoc(), returned);
+    func.setAllResultAttrs(resultAttrs);
+  }
+};
+
+} // namespace

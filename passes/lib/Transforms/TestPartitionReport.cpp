@@ -1,0 +1,59 @@
+#include "pipecc/Passes/Attributes.h"
+#include "pipecc/Passes/Passes.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace pipecc {
+#define GEN_PASS_DEF_TESTPARTITIONREPORT
+#include "pipecc/Passes/Passes.h.inc"
+} // namespace pipecc
+
+using namespace mlir;
+
+namespace {
+struct TestPartitionReportPass
+    : pipecc::impl::TestPartitionReportBase<TestPartitionReportPass> {
+  void runOnOperation() override {
+    auto partition = getOperation()->getAttrOfType<DictionaryAttr>(
+        pipecc::attrs::kPartition);
+    if (!partition) {
+      getOperation().emitError("no partition to report; run pipecc-partition");
+      return signalPassFailure();
+    }
+    raw_ostream &os = llvm::outs();
+    auto str = [&](DictionaryAttr d, StringRef key) {
+      return d.getAs<StringAttr>(key).getValue();
+    };
+    auto f64 = [&](DictionaryAttr d, StringRef key) {
+      return d.getAs<FloatAttr>(key).getValueAsDouble();
+    };
+    auto i64 = [&](DictionaryAttr d, StringRef key) {
+      return d.getAs<IntegerAttr>(key).getInt();
+    };
+    os << "partition " << str(partition, "strategy") << " on "
+       << str(partition, "device") << ": " << i64(partition, "stages")
+       << " stages, bottleneck "
+       << llvm::format("%.3e", f64(partition, "bottleneck_s")) << " s\n";
+    os << "cuts after:";
+    for (Attribute cut : partition.getAs<ArrayAttr>("cuts_after"))
+      os << " '" << llvm::cast<StringAttr>(cut).getValue() << "'";
+    os << "\n";
+    for (auto [index, attr] :
+         llvm::enumerate(partition.getAs<ArrayAttr>("stage_costs"))) {
+      auto stage = llvm::cast<DictionaryAttr>(attr);
+      os << "stage " << index << ": '" << str(stage, "first") << "' .. '"
+         << str(stage, "last") << "' F "
+         << llvm::format("%.3e", f64(stage, "forward_s")) << " B "
+         << llvm::format("%.3e", f64(stage, "backward_input_s")) << " W "
+         << llvm::format("%.3e", f64(stage, "backward_weight_s")) << " comm "
+         << llvm::format("%.3e", f64(stage, "communication_s")) << " total "
+         << llvm::format("%.3e", f64(stage, "total_s")) << " s, activations "
+         << i64(stage, "activation_bytes") << " B, parameters "
+         << i64(stage, "parameter_bytes") << " B\n";
+    }
+    markAllAnalysesPreserved();
+  }
+};
+} // namespace
