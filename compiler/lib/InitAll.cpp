@@ -2,6 +2,7 @@
 
 #include "pipecc/Dialect/Graph/GraphDialect.h"
 #include "pipecc/Dialect/Pipeline/PipelineDialect.h"
+#include "pipecc/Conversion/Passes.h"
 #include "pipecc/Passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -14,6 +15,7 @@ void pipecc::registerAllPipeccDialects(mlir::DialectRegistry &registry) {
 
 void pipecc::registerAllPipeccPasses() {
   registerPipeccPasses();
+  registerPipeccConversionPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();

@@ -1,0 +1,6 @@
+#ifndef PIPECC_CONVERSION_PASSES_TD
+#define PIPECC_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+#endif // PIPECC_CONVERSION_PASSES_TD
