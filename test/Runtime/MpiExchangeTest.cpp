@@ -132,50 +132,20 @@ void rank0Step(pipecc_rt_context *ctx) {
   checkCollectives(ctx, Scratch0);
 }
 
-//===--- rank 1 -----------------------------------------------------------===//
+//===--- rank 1 (written in C, see Rank1Stage.c) --------------------------===//
 
-enum Rank1Buffer { S1, GradS1, Label1, Y1, DY1, Scratch1, NumRank1Buffers };
-const int64_t kSShape[] = {1};
-const int64_t kLabelShape[] = {kMicrobatchSize};
-const pipecc_rt_buffer_desc kRank1Buffers[] = {
-    {"stage1.s", PIPECC_RT_ROLE_PARAMETER, PIPECC_RT_F32, 0, 1, kSShape, 4,
-     -1, 0},
-    {"grad.stage1.s", PIPECC_RT_ROLE_GRADIENT, PIPECC_RT_F32, 0, 1, kSShape,
-     4, S1, 0},
-    {"label", PIPECC_RT_ROLE_DATA_INPUT, PIPECC_RT_I64, 0, 1, kLabelShape,
-     kMicrobatchSize * 8, -1, 3},
-    {"y", PIPECC_RT_ROLE_ACTIVATION, PIPECC_RT_F32, 0, 1, kYShape,
-     kMicrobatchSize * 4, -1, 0},
-    {"dy", PIPECC_RT_ROLE_ACTIVATION, PIPECC_RT_F32, 0, 1, kYShape,
-     kMicrobatchSize * 4, -1, 0},
-    {"scratch", PIPECC_RT_ROLE_SCRATCH, PIPECC_RT_F32, 0, 0, nullptr, 16, -1,
-     0},
-};
+} // namespace
 
-void rank1Step(pipecc_rt_context *ctx) {
-  float s = *static_cast<float *>(pipecc_rt_buffer(ctx, S1));
-  auto *gradS = static_cast<float *>(pipecc_rt_buffer(ctx, GradS1));
-  auto *label = static_cast<int64_t *>(pipecc_rt_buffer(ctx, Label1));
-  auto *y = static_cast<float *>(pipecc_rt_buffer(ctx, Y1));
-  auto *dy = static_cast<float *>(pipecc_rt_buffer(ctx, DY1));
-  for (int m = 0; m < kMicrobatches; ++m) {
-    pipecc_rt_timer_begin(ctx, "stage1");
-    pipecc_rt_recv(ctx, Y1, 0, 0, kForwardTag + m);
-    pipecc_rt_load_microbatch(ctx, Label1, m);
-    float loss = 0;
-    for (int i = 0; i < kMicrobatchSize; ++i) {
-      float r = s * y[i] - static_cast<float>(label[i]);
-      loss += 0.5f * r * r / kMicrobatchSize;
-      float dz = r / kMicrobatchSize;
-      gradS[0] += dz * y[i];
-      dy[i] = dz * s;
-    }
-    pipecc_rt_report_loss(ctx, loss);
-    pipecc_rt_send(ctx, DY1, 0, 0, kBackwardTag + m);
-    pipecc_rt_timer_end(ctx, "stage1");
-  }
-  checkCollectives(ctx, Scratch1);
+extern "C" {
+extern const pipecc_rt_buffer_desc pipecc_test_rank1_buffers[];
+extern const int64_t pipecc_test_rank1_num_buffers;
+void pipecc_test_rank1_step(pipecc_rt_context *ctx);
+void pipecc_test_check_collectives(pipecc_rt_context *ctx, int64_t scratch) {
+  checkCollectives(ctx, scratch);
 }
+}
+
+namespace {
 
 pipecc_rt_rank_program makeProgram(int rank) {
   pipecc_rt_rank_program program{};
@@ -192,9 +162,9 @@ pipecc_rt_rank_program makeProgram(int rank) {
     program.buffers = kRank0Buffers;
     program.step = rank0Step;
   } else {
-    program.num_buffers = NumRank1Buffers;
-    program.buffers = kRank1Buffers;
-    program.step = rank1Step;
+    program.num_buffers = pipecc_test_rank1_num_buffers;
+    program.buffers = pipecc_test_rank1_buffers;
+    program.step = pipecc_test_rank1_step;
   }
   return program;
 }

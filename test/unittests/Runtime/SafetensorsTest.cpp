@@ -10,13 +10,13 @@ using namespace pipecc::rt::testing;
 namespace {
 
 std::vector<char> image(const std::string &header, size_t dataBytes) {
-  std::vector<char> out(8);
+  std::string out;
   uint64_t length = header.size();
   for (int i = 0; i < 8; ++i)
-    out[i] = static_cast<char>((length >> (8 * i)) & 0xFF);
-  out.insert(out.end(), header.begin(), header.end());
-  out.resize(out.size() + dataBytes, '\0');
-  return out;
+    out += static_cast<char>((length >> (8 * i)) & 0xFF);
+  out += header;
+  out.append(dataBytes, '\0');
+  return std::vector<char>(out.begin(), out.end());
 }
 
 TEST(Safetensors, WriteReadRoundTrip) {
