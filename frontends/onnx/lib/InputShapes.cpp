@@ -70,7 +70,7 @@ llvm::Error pipecc::frontend::detail::fixInputShapes(
         shape->add_dim()->set_dim_value(d);
       continue;
     }
-    auto fixIt = "; fix it with --input-shape " + name + "=<dims>";
+    std::string fixIt = ("; fix it with --input-shape " + name + "=<dims>").str();
     if (!tensor->has_shape())
       return makeError(path, "input '" + name + "' has no shape" + fixIt);
     for (auto [i, dim] : llvm::enumerate(tensor->shape().dim())) {
@@ -80,7 +80,7 @@ llvm::Error pipecc::frontend::detail::fixInputShapes(
           dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : "";
       return makeError(path, llvm::formatv("input '{0}' has a free dimension "
                                            "{1}{2}{3}",
-                                           name, i, param, fixIt.str()));
+                                           name, i, param, fixIt));
     }
   }
 

@@ -1,0 +1,20 @@
+//===- GraphImporter.h - ModelProto to graph dialect ------------*- C++ -*-===//
+
+#ifndef PIPECC_FRONTEND_ONNX_GRAPHIMPORTER_H
+#define PIPECC_FRONTEND_ONNX_GRAPHIMPORTER_H
+
+#include "onnx/onnx_pb.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace pipecc::frontend::detail {
+
+/// Builds the module for a model whose inputs have static shapes and whose
+/// nodes all have patterns. Reports one error and returns null on failure.
+mlir::OwningOpRef<mlir::ModuleOp> convertModel(llvm::StringRef path,
+                                               const onnx::ModelProto &model,
+                                               mlir::MLIRContext *context);
+
+} // namespace pipecc::frontend::detail
+
+#endif // PIPECC_FRONTEND_ONNX_GRAPHIMPORTER_H
