@@ -129,6 +129,44 @@ void pipecc_rt_recv_bytes(pipecc_rt_context *ctx, void *data, int64_t bytes,
   guardCall([&] { checked(ctx).transport->recv(data, bytes, peer, tag); });
 }
 
+int64_t pipecc_rt_isend(pipecc_rt_context *ctx, int64_t buffer_id,
+                        int64_t microbatch, int32_t peer, int32_t tag) {
+  return guardCall([&] {
+    pipecc_rt_context &c = checked(ctx);
+    return c.transport->startSend(microbatchCopy(c, buffer_id, microbatch),
+                                  c.buffer(buffer_id).desc->bytes, peer, tag);
+  });
+}
+
+int64_t pipecc_rt_irecv(pipecc_rt_context *ctx, int64_t buffer_id,
+                        int64_t microbatch, int32_t peer, int32_t tag) {
+  return guardCall([&] {
+    pipecc_rt_context &c = checked(ctx);
+    return c.transport->startRecv(microbatchCopy(c, buffer_id, microbatch),
+                                  c.buffer(buffer_id).desc->bytes, peer, tag);
+  });
+}
+
+int64_t pipecc_rt_isend_bytes(pipecc_rt_context *ctx, const void *data,
+                              int64_t bytes, int32_t peer, int32_t tag) {
+  return guardCall(
+      [&] { return checked(ctx).transport->startSend(data, bytes, peer, tag); });
+}
+
+int64_t pipecc_rt_irecv_bytes(pipecc_rt_context *ctx, void *data,
+                              int64_t bytes, int32_t peer, int32_t tag) {
+  return guardCall(
+      [&] { return checked(ctx).transport->startRecv(data, bytes, peer, tag); });
+}
+
+void pipecc_rt_wait(pipecc_rt_context *ctx, int64_t request) {
+  guardCall([&] { checked(ctx).transport->wait(request); });
+}
+
+void pipecc_rt_wait_all(pipecc_rt_context *ctx) {
+  guardCall([&] { checked(ctx).transport->waitAll(); });
+}
+
 void pipecc_rt_sendrecv_bytes(pipecc_rt_context *ctx, const void *send_data,
                               int64_t send_bytes, int32_t dest,
                               int32_t send_tag, void *recv_data,

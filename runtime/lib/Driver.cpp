@@ -276,6 +276,9 @@ void runStep(pipecc_rt_context &ctx, int64_t samples) {
   double start = MPI_Wtime();
 
   ctx.program->step(&ctx);
+  // A transfer left running would race with the next step's use of its
+  // buffer.
+  ctx.transport->waitAll();
 
   double loss[2] = {ctx.lossSum, static_cast<double>(ctx.lossCount)};
   ctx.transport->reduceSumF64(loss, 2, /*root=*/0);

@@ -141,6 +141,92 @@ void Transport::recv(void *data, int64_t bytes, int peer, int tag,
   } while (remaining > 0);
 }
 
+int64_t Transport::startSend(const void *data, int64_t bytes, int peer,
+                             int tag) {
+  checkPeer(peer, tag, "isend");
+  if (bytes < 0)
+    fail("isend to rank ", peer, " tag ", tag, ": negative size ", bytes);
+  PendingTransfer transfer;
+  transfer.peer = peer;
+  transfer.tag = tag;
+  const char *cursor = static_cast<const char *>(data);
+  int64_t remaining = bytes;
+  do {
+    int chunk = chunkBytes(remaining);
+    MPI_Request request;
+    checkMpi(MPI_Isend(cursor, chunk, MPI_BYTE, peer, tag, programComm_,
+                       &request),
+             ("isend to rank " + std::to_string(peer) + " tag " +
+              std::to_string(tag))
+                 .c_str());
+    transfer.requests.push_back(request);
+    transfer.chunkBytes.push_back(chunk);
+    cursor += chunk;
+    remaining -= chunk;
+  } while (remaining > 0);
+  pending_[nextHandle_] = std::move(transfer);
+  return nextHandle_++;
+}
+
+int64_t Transport::startRecv(void *data, int64_t bytes, int peer, int tag) {
+  checkPeer(peer, tag, "irecv");
+  if (bytes < 0)
+    fail("irecv from rank ", peer, " tag ", tag, ": negative size ", bytes);
+  PendingTransfer transfer;
+  transfer.isReceive = true;
+  transfer.peer = peer;
+  transfer.tag = tag;
+  char *cursor = static_cast<char *>(data);
+  int64_t remaining = bytes;
+  do {
+    int chunk = chunkBytes(remaining);
+    MPI_Request request;
+    checkMpi(MPI_Irecv(cursor, chunk, MPI_BYTE, peer, tag, programComm_,
+                       &request),
+             ("irecv from rank " + std::to_string(peer) + " tag " +
+              std::to_string(tag))
+                 .c_str());
+    transfer.requests.push_back(request);
+    transfer.chunkBytes.push_back(chunk);
+    cursor += chunk;
+    remaining -= chunk;
+  } while (remaining > 0);
+  pending_[nextHandle_] = std::move(transfer);
+  return nextHandle_++;
+}
+
+void Transport::wait(int64_t handle) {
+  auto found = pending_.find(handle);
+  if (found == pending_.end())
+    fail("wait on unknown or already completed transfer handle ", handle);
+  PendingTransfer transfer = std::move(found->second);
+  pending_.erase(found);
+  std::string where =
+      std::string(transfer.isReceive ? "irecv from rank " : "isend to rank ") +
+      std::to_string(transfer.peer) + " tag " + std::to_string(transfer.tag);
+  for (size_t i = 0; i < transfer.requests.size(); ++i) {
+    MPI_Status status;
+    int code = MPI_Wait(&transfer.requests[i], &status);
+    if (code != MPI_SUCCESS)
+      checkMpi(code, (where + " (expecting " +
+                      std::to_string(transfer.chunkBytes[i]) + " bytes)")
+                         .c_str());
+    if (!transfer.isReceive)
+      continue;
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    if (count != transfer.chunkBytes[i])
+      fail(where, ": expected a message of ", transfer.chunkBytes[i],
+           " bytes, got ", count,
+           " (sender and receiver disagree on the buffer)");
+  }
+}
+
+void Transport::waitAll() {
+  while (!pending_.empty())
+    wait(pending_.begin()->first);
+}
+
 void Transport::sendRecv(const void *sendData, int64_t sendBytes, int dest,
                          int sendTag, void *recvData, int64_t recvBytes,
                          int source, int recvTag) {

@@ -79,6 +79,18 @@ void checkCollectives(pipecc_rt_context *ctx, int64_t scratchId) {
   pipecc_rt_sendrecv_bytes(ctx, &mine, sizeof mine, 1 - rank, kSwapTag,
                            &theirs, sizeof theirs, 1 - rank, kSwapTag);
   check(theirs == (1 - rank) * 10 + 7, "sendrecv swapped wrong values");
+  // Both ranks send 8 MiB to each other first: blocking sends would
+  // deadlock (rendezvous protocol); non-blocking ones must not.
+  std::vector<float> outgoing(1 << 21, static_cast<float>(rank));
+  std::vector<float> incoming(outgoing.size(), -1.0f);
+  int64_t sent = pipecc_rt_isend_bytes(ctx, outgoing.data(),
+                                       outgoing.size() * 4, 1 - rank, 98);
+  int64_t received = pipecc_rt_irecv_bytes(ctx, incoming.data(),
+                                           incoming.size() * 4, 1 - rank, 98);
+  pipecc_rt_wait(ctx, sent);
+  pipecc_rt_wait(ctx, received);
+  check(incoming.front() == 1 - rank && incoming.back() == 1 - rank,
+        "non-blocking exchange delivered wrong data");
   if (rank == 0 && pipecc_rt_step_index(ctx) == 0)
     std::printf("collectives ok\n");
 }

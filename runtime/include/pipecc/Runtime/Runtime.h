@@ -209,6 +209,25 @@ void pipecc_rt_sendrecv_bytes(pipecc_rt_context *ctx, const void *send_data,
                               int64_t recv_bytes, int32_t source,
                               int32_t recv_tag);
 
+/* Non-blocking send / receive: start the transfer and return a handle for
+ * pipecc_rt_wait. The memory must not be touched (send: modified; receive:
+ * read) before the wait. Use them where two ranks would otherwise both
+ * block in a send to each other (e.g. 1F1B: activations forward while
+ * gradients go back). A receive of the wrong size fails at the wait. Every
+ * transfer a step starts and does not wait for is waited for when the step
+ * returns. */
+int64_t pipecc_rt_isend(pipecc_rt_context *ctx, int64_t buffer_id,
+                        int64_t microbatch, int32_t peer, int32_t tag);
+int64_t pipecc_rt_irecv(pipecc_rt_context *ctx, int64_t buffer_id,
+                        int64_t microbatch, int32_t peer, int32_t tag);
+int64_t pipecc_rt_isend_bytes(pipecc_rt_context *ctx, const void *data,
+                              int64_t bytes, int32_t peer, int32_t tag);
+int64_t pipecc_rt_irecv_bytes(pipecc_rt_context *ctx, void *data,
+                              int64_t bytes, int32_t peer, int32_t tag);
+void pipecc_rt_wait(pipecc_rt_context *ctx, int64_t request);
+/* Waits for every transfer started and not yet waited for. */
+void pipecc_rt_wait_all(pipecc_rt_context *ctx);
+
 /* In-place sum of `count` floats over the world ranks group_ranks[0 ..
  * group_size) (must include the caller; NULL/0 = all ranks). All members
  * call it with the same group and count, in the same order relative to

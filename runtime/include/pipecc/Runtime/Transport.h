@@ -49,6 +49,16 @@ public:
                 int sendTag, void *recvData, int64_t recvBytes, int source,
                 int recvTag);
 
+  /// Non-blocking variants: start the transfer and return a handle for
+  /// wait(). The memory must stay untouched until then. A started receive
+  /// gets the same size check as recv(), at wait().
+  int64_t startSend(const void *data, int64_t bytes, int peer, int tag);
+  int64_t startRecv(void *data, int64_t bytes, int peer, int tag);
+  void wait(int64_t handle);
+  /// Waits for every started transfer.
+  void waitAll();
+  size_t pendingTransfers() const { return pending_.size(); }
+
   /// In-place sum of `count` floats over the ranks in `group` (world ranks,
   /// any order, must include this rank; empty = all ranks). Every member
   /// must call it with the same group and count. The sub-communicator is
@@ -78,6 +88,15 @@ private:
   MPI_Comm programComm_ = MPI_COMM_NULL;
   MPI_Comm controlComm_ = MPI_COMM_NULL;
   std::map<std::vector<int>, MPI_Comm> groupComms_;
+
+  struct PendingTransfer {
+    bool isReceive = false;
+    int peer = 0, tag = 0;
+    std::vector<MPI_Request> requests; // one per chunk
+    std::vector<int> chunkBytes;
+  };
+  std::map<int64_t, PendingTransfer> pending_;
+  int64_t nextHandle_ = 1;
 };
 
 /// Throws RuntimeError("<what>: <MPI error string>") when code != MPI_SUCCESS.
