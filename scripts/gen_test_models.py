@@ -151,9 +151,14 @@ def valid_models():
     flags = numpy_helper.from_array(np.array([True, False]), "flags")
     typed = helper.make_tensor("typed_floats", F32, [2], [0.25, -4.0])
     typed_i64 = helper.make_tensor("typed_ints", I64, [3], [7, 8, -9])
+    # Each is also a graph output, so that no cleanup pass drops it.
     save("initializer_types.onnx", [
         node("Identity", ["x"], ["y"], "/Identity"),
-    ], [tensor("x", F32, [2])], [tensor("y", F32, [2])],
+    ], [tensor("x", F32, [2])],
+        [tensor("y", F32, [2]), tensor("half", TensorProto.FLOAT16, [2]),
+         tensor("int32s", TensorProto.INT32, [3]),
+         tensor("flags", TensorProto.BOOL, [2]),
+         tensor("typed_floats", F32, [2]), tensor("typed_ints", I64, [3])],
         [f16, i32, flags, typed, typed_i64])
 
     # Opset 11 Softmax: coerced to 2-D at axis 1.
