@@ -109,11 +109,13 @@ int pipecc::runDriver(const DriverOptions &options, llvm::raw_ostream &out) {
   std::optional<OutputDirectory> outputDir;
   if (!options.outputDir.empty()) {
     std::string error;
-    outputDir = OutputDirectory::create(options.outputDir, error);
-    if (!outputDir) {
+    std::optional<OutputDirectory> created =
+        OutputDirectory::create(options.outputDir, error);
+    if (!created) {
       emitError(UnknownLoc::get(&context)) << error;
       return 1;
     }
+    outputDir.emplace(std::move(*created));
   }
 
   OwningOpRef<ModuleOp> module =
@@ -126,7 +128,8 @@ int pipecc::runDriver(const DriverOptions &options, llvm::raw_ostream &out) {
     return 1;
   DefaultTimingManager timing;
   applyDefaultTimingManagerCLOptions(timing);
-  pm.enableTiming(timing.getRootScope());
+  TimingScope rootTiming = timing.getRootScope();
+  pm.enableTiming(rootTiming);
   addGraphCleanupPipeline(pm);
   if (failed(pm.run(*module)) || failed(verify(*module)))
     return 1;
