@@ -8,6 +8,7 @@
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 
@@ -360,8 +361,15 @@ pipecc::frontend::detail::findUnsupportedNodes(llvm::StringRef path,
       where = "domain '" + node.domain() + "'" +
               (version >= 0 ? " opset " + std::to_string(version) : "");
     }
-    unsupported.push_back("'" + getNodeName(node, index) + "' (" +
-                          node.op_type() + ", " + where + ")");
+    // Names come from the file: escape them to keep the message one line.
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "'";
+    llvm::printEscapedString(getNodeName(node, index), os);
+    os << "' (";
+    llvm::printEscapedString(node.op_type(), os);
+    os << ", " << where << ")";
+    unsupported.push_back(os.str());
   }
   if (unsupported.empty())
     return "";
