@@ -19,6 +19,7 @@ config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
 
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%pipecc_src", config.pipecc_src_root))
+config.substitutions.append(("%pipecc_obj", config.pipecc_obj_root))
 
 # The PyTorch-exported reference cases live beside the checkout (../shared);
 # tests that read them say `REQUIRES: shared-cases`.
