@@ -3,6 +3,7 @@
 #include "pipecc/Dialect/Graph/GraphDialect.h"
 #include "pipecc/Dialect/Pipeline/PipelineDialect.h"
 #include "pipecc/Conversion/Passes.h"
+#include "pipecc/Conversion/Pipelines.h"
 #include "pipecc/Passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -11,11 +12,14 @@
 void pipecc::registerAllPipeccDialects(mlir::DialectRegistry &registry) {
   registry.insert<graph::GraphDialect, pipeline::PipelineDialect,
                   mlir::func::FuncDialect>();
+  // Upstream dialects and bufferization models of the CPU lowering.
+  registerCPULoweringDialects(registry);
 }
 
 void pipecc::registerAllPipeccPasses() {
   registerPipeccPasses();
   registerPipeccConversionPasses();
+  registerCPULoweringPipeline();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();

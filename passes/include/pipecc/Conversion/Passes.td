@@ -3,4 +3,76 @@
 
 include "mlir/Pass/PassBase.td"
 
+def LowerGraphToLinalg : Pass<"pipecc-lower-graph-to-linalg",
+                              "::mlir::func::FuncOp"> {
+  let summary = "Lowers graph ops to linalg, tensor, arith and math on tensors";
+  let description = [{
+    Rewrites every graph op into upstream ops with value semantics:
+    elementwise ops become `linalg.generic` with numpy-broadcasting indexing
+    maps, matmuls the named `linalg.(batch_)matmul(_transpose_a|_b)` ops (so
+    that `pipecc-matmul-to-blas` can call BLAS after bufferization),
+    reductions `linalg.generic` with a filled init (0 or -inf), and the
+    softmax-based losses numerically stable decompositions (the maximum is
+    subtracted before `exp`). Cross-entropy gathers the label's logit with
+    `tensor.extract` inside a `linalg.generic` body.
+
+    Every graph op must be converted: one that is left is an error naming it.
+
+    ```mlir
+    %y = graph.add %a, %b : tensor<4x3xf32>, tensor<3xf32>
+    // becomes
+    %e = tensor.empty() : tensor<4x3xf32>
+    %y = linalg.generic {indexing_maps = [(d0, d1) -> (d0, d1),
+                                          (d0, d1) -> (d1),
+                                          (d0, d1) -> (d0, d1)], ...}
+        ins(%a, %b : ...) outs(%e : tensor<4x3xf32>) { arith.addf ... }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def FuseElementwise : Pass<"pipecc-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Fuses producer-consumer elementwise linalg.generic ops";
+  let description = [{
+    Upstream's elementwise fusion patterns alone: a generic whose result has
+    one use is fused into the generic consuming it. Unlike
+    `linalg-fuse-elementwise-ops` this does not propagate reshapes through
+    linalg ops, which would turn the named matmuls that
+    `pipecc-matmul-to-blas` looks for into generics.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def MatmulToBlas : Pass<"pipecc-matmul-to-blas", "::mlir::ModuleOp"> {
+  let summary = "Turns f32 linalg matmuls on memrefs into runtime sgemm calls";
+  let description = [{
+    After bufferization, rewrites `linalg.matmul`, `linalg.matmul_transpose_a`,
+    `linalg.matmul_transpose_b` and their `batch_` variants whose operands are
+    f32 memrefs with a unit innermost stride into calls of the runtime's
+    `pipecc_rt_sgemm` / `pipecc_rt_sgemm_batched` (declared private in the
+    module, pointers passed as `!llvm.ptr`). Leading dimensions, batch
+    strides and offsets come from `memref.extract_strided_metadata`.
+
+    linalg matmuls accumulate into their output: the call uses beta = 1,
+    except when the op right before it fills the same output buffer with
+    zero, in which case that fill is dropped and beta = 0.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+  let statistics = [
+    Statistic<"numGemmCalls", "gemm-calls", "Matmuls turned into sgemm calls">,
+    Statistic<"numZeroFillsFolded", "zero-fills-folded",
+              "Zero fills replaced by beta = 0">,
+  ];
+}
+
 #endif // PIPECC_CONVERSION_PASSES_TD

@@ -1,0 +1,63 @@
+//===- GraphToLinalg.h - Shared pieces of the graph-to-linalg lowering ----===//
+//
+// Each op family has its own file with a populate function; the helpers
+// here build the recurring linalg shapes (broadcasting maps, filled inits,
+// reductions, reshapes between static shapes).
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPECC_LIB_CONVERSION_GRAPHTOLINALG_GRAPHTOLINALG_H
+#define PIPECC_LIB_CONVERSION_GRAPHTOLINALG_GRAPHTOLINALG_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace pipecc::conversion {
+
+void populateElementwisePatterns(mlir::RewritePatternSet &patterns);
+void populateShapePatterns(mlir::RewritePatternSet &patterns);
+void populateContractionPatterns(mlir::RewritePatternSet &patterns);
+void populateReductionPatterns(mlir::RewritePatternSet &patterns);
+void populateLossPatterns(mlir::RewritePatternSet &patterns);
+
+/// The map reading a value of `type` inside an iteration space of rank
+/// `loopRank` whose trailing dimensions have `loopShape`, with numpy
+/// broadcasting: trailing dimensions align, size-1 dimensions that the
+/// loop stretches read index 0.
+mlir::AffineMap getBroadcastMap(mlir::RankedTensorType type,
+                                llvm::ArrayRef<int64_t> loopShape,
+                                mlir::MLIRContext *ctx);
+
+/// `(d0, ..., dn) -> (the dims not in axes)`.
+mlir::AffineMap getDropDimsMap(unsigned rank, llvm::ArrayRef<int64_t> axes,
+                               mlir::MLIRContext *ctx);
+/// `type` without the dimensions in `axes`.
+mlir::RankedTensorType dropDims(mlir::RankedTensorType type,
+                                llvm::ArrayRef<int64_t> axes);
+/// Parallel iterators, except reduction on `axes`.
+llvm::SmallVector<mlir::utils::IteratorType>
+getIterators(unsigned rank, llvm::ArrayRef<int64_t> axes = {});
+
+mlir::Value createFloat(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Type type, double value);
+mlir::Value createNegInf(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Type type);
+/// `linalg.fill` of `value` into a new `tensor.empty` of `type`.
+mlir::Value createFilled(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::RankedTensorType type, mlir::Value value);
+
+enum class ReduceKind { Sum, Max };
+/// Reduces `input` along `axes`; the result has those dims removed. The
+/// init is 0 (sum) or -inf (max).
+mlir::Value buildReduction(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value input, llvm::ArrayRef<int64_t> axes,
+                           ReduceKind kind);
+
+/// Reshapes a static tensor to `type` (same element count) with
+/// tensor.collapse_shape / tensor.expand_shape.
+mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::Value value, mlir::RankedTensorType type);
+
+} // namespace pipecc::conversion
+
+#endif // PIPECC_LIB_CONVERSION_GRAPHTOLINALG_GRAPHTOLINALG_H
