@@ -42,4 +42,18 @@ inline constexpr llvm::StringLiteral kParameters = "pipeline.parameters";
 inline constexpr llvm::StringLiteral kInputs = "pipeline.inputs";
 } // namespace pipecc::attrs
 
+namespace pipecc::attrs {
+/// On pipeline.pipeline (pipecc-schedule): the scheduling library's
+/// simulation of the programs, for the manifest. The step's makespan in
+/// seconds (f64), the mean idle fraction over ranks (f64), each rank's busy
+/// seconds (array<f64>) and, per stage, the most micro-batches whose
+/// activations it holds at once, counted from F to the end of the backward
+/// (W when split) (array<i64>).
+inline constexpr llvm::StringLiteral kPredictedStep = "predicted_step_s";
+inline constexpr llvm::StringLiteral kBubble = "bubble";
+inline constexpr llvm::StringLiteral kRankBusy = "rank_busy_s";
+inline constexpr llvm::StringLiteral kPeakLiveMicrobatches =
+    "peak_live_microbatches";
+} // namespace pipecc::attrs
+
 #endif // PIPECC_PASSES_ATTRIBUTES_H

@@ -114,4 +114,70 @@ def SplitStages : Pass<"pipecc-split-stages", "::mlir::ModuleOp"> {
   let dependentDialects = ["::pipecc::graph::GraphDialect"];
 }
 
+def Schedule : Pass<"pipecc-schedule", "::mlir::ModuleOp"> {
+  let summary = "Materialises a named schedule as a pipeline.pipeline op";
+  let description = [{
+    Reads the stage functions written by `pipecc-split-stages` (one stage
+    per rank, one chunk per stage), asks the scheduling library for the
+    schedule called `schedule` on `microbatches` micro-batches, places the
+    sends and receives with the library's `materializeCommunication`, and
+    writes one `pipeline.pipeline @train` op with one `pipeline.program` per
+    rank, each ending with `pipeline.optimizer_step`. The pass holds no
+    schedule logic: any name the library's generator registry knows works.
+
+    Per-stage F, B and W durations come from the module's
+    `pipeline.partition` stage costs (unit durations without one); link
+    bandwidth and latency from its device profile. Each library message
+    across a stage boundary becomes one send/receive per tensor in the
+    sending stage function's `pipeline.send` list, in that order; a boundary
+    with an empty list carries no message.
+
+    The op also records the library simulator's prediction for the same
+    programs and durations: `predicted_step_s` (makespan), `bubble` (mean
+    idle fraction), `rank_busy_s` (per rank) and `peak_live_microbatches`
+    (per stage: micro-batches whose activations are held at once).
+  }];
+  let options = [
+    Option<"scheduleName", "schedule", "std::string", /*default=*/"\"1f1b\"",
+           "Schedule generator name (gpipe, 1f1b, zb-h1, ...)">,
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
+           "Number of micro-batches per step">,
+    Option<"splitBackward", "split-backward", "std::string",
+           /*default=*/"\"auto\"",
+           "Schedule B and W separately: true, false, or auto (true for "
+           "zb-* schedules, false otherwise)">,
+  ];
+  let dependentDialects = ["::pipecc::pipeline::PipelineDialect"];
+}
+
+def VerifyPipeline : Pass<"pipecc-verify-pipeline", "::mlir::ModuleOp"> {
+  let summary = "Proves every pipeline.pipeline finishes under blocking "
+                "send/recv";
+  let description = [{
+    For every `pipeline.pipeline`, checks that each (stage, chunk,
+    micro-batch) runs its forward once and its backward once (fused, or B
+    then W) in order; that the sends from each rank to each peer and the
+    peer's receives match one to one, in order, with the same types; that
+    every compute has received its inputs; and that the programs cannot
+    deadlock when every send and receive blocks until its peer reaches the
+    matching action. Errors name the ranks and actions and sit on the
+    offending ops, with notes on the other ranks' ops. The programs are then
+    handed to the scheduling library's verifier and simulator, which must
+    agree. Success changes nothing.
+  }];
+}
+
+def TestPrintSchedule : Pass<"test-print-schedule", "::mlir::ModuleOp"> {
+  let summary = "Prints each rank's actions and the predicted step (for "
+                "tests)";
+  let description = [{
+    Prints every `pipeline.pipeline` compactly, one line per rank: `F0`,
+    `B0`, `W0`, `BW0` for a compute on micro-batch 0 (`F0.1` for chunk 1),
+    `>1:name@0` for a send to rank 1 of micro-batch 0, `<0:name@0` for a
+    receive from rank 0, `AR:name` and `OPT`. Then the predicted makespan and
+    bubble recorded by `pipecc-schedule`, or simulated with unit durations
+    when there is no record.
+  }];
+}
+
 #endif // PIPECC_PASSES_PASSES_TD
