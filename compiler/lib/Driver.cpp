@@ -1,8 +1,10 @@
 #include "pipecc/Compiler/Driver.h"
 
+#include "pipecc/Compiler/Codegen.h"
 #include "pipecc/Compiler/InitAll.h"
 #include "pipecc/Compiler/ModelSummary.h"
 #include "pipecc/Compiler/OutputDirectory.h"
+#include "pipecc/Passes/Passes.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -11,9 +13,9 @@
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -28,14 +30,11 @@ public:
   explicit DriverDiagnostics(MLIRContext &context)
       : handler(&context, [this](Diagnostic &diag) { return print(diag); }) {}
 
-  bool hadError() const { return sawError; }
-
 private:
   LogicalResult print(Diagnostic &diag) {
     StringRef severity = "error";
     switch (diag.getSeverity()) {
     case DiagnosticSeverity::Error:
-      sawError = true;
       break;
     case DiagnosticSeverity::Warning:
       severity = "warning";
@@ -71,14 +70,81 @@ private:
   }
 
   ScopedDiagnosticHandler handler;
-  bool sawError = false;
 };
 
-/// The passes that tidy the imported graph: folded shape arithmetic and
-/// duplicate constants disappear before anything prices the graph.
-void addGraphCleanupPipeline(PassManager &pm) {
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+bool reaches(Phase last, Phase phase) {
+  return static_cast<int>(phase) <= static_cast<int>(last);
+}
+
+/// Runs one phase's passes with the command line's pass-manager options
+/// (--mlir-print-ir-after-all, --mlir-timing, ...).
+LogicalResult runPasses(ModuleOp module,
+                        llvm::function_ref<LogicalResult(OpPassManager &)>
+                            build) {
+  PassManager pm(module.getContext());
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  TimingScope rootTiming = timing.getRootScope();
+  pm.enableTiming(rootTiming);
+  if (failed(build(pm)))
+    return failure();
+  if (failed(pm.run(module)))
+    return failure();
+  return verify(module);
+}
+
+/// The phases' pass pipelines. Each is a list of registered passes, so
+/// `pipecc-opt` runs the same thing from the same text.
+std::string graphPipeline() { return "canonicalize,cse"; }
+
+std::string autodiffPipeline(const DriverOptions &options) {
+  std::string text;
+  if (!options.loss.empty())
+    text += "pipecc-attach-loss{kind=" + options.loss +
+            " label-input=" + options.labelInput + "},";
+  return text + "pipecc-autodiff";
+}
+
+std::string schedulePipeline(const DriverOptions &options) {
+  return "pipecc-schedule{schedule=" + options.schedule +
+         " microbatches=" + std::to_string(options.microbatches) +
+         "},pipecc-verify-pipeline";
+}
+
+/// The micro-batch shape of every data input: the model's batch dimension
+/// (dimension 0) divided by the number of micro-batches.
+LogicalResult microbatchShapes(ModuleOp module, int64_t microbatches,
+                               frontend::ImportOptions &import) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main)
+    return module.emitError("the imported model has no @main");
+  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+    auto type = llvm::cast<RankedTensorType>(main.getArgument(i).getType());
+    auto name = main.getArgAttrOfType<StringAttr>(i, "graph.input");
+    if (!name || type.getRank() == 0)
+      continue;
+    int64_t batch = type.getDimSize(0);
+    if (batch % microbatches != 0)
+      return module.emitError("input '")
+             << name.getValue() << "' has batch size " << batch
+             << ", which --microbatches " << microbatches
+             << " does not divide";
+    SmallVector<int64_t> shape(type.getShape());
+    shape[0] = batch / microbatches;
+    import.inputShapes[name.getValue()] = shape;
+  }
+  return success();
+}
+
+int64_t firstBatchDim(ModuleOp module) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  for (Type type : main.getArgumentTypes())
+    if (auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+        tensor && tensor.getRank() > 0)
+      return tensor.getDimSize(0);
+  return 0;
 }
 
 } // namespace
@@ -89,21 +155,23 @@ int pipecc::runDriver(const DriverOptions &options, llvm::raw_ostream &out) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   DriverDiagnostics diagnostics(context);
+  auto fail = [&](const Twine &message) {
+    emitError(UnknownLoc::get(&context)) << message;
+    return 1;
+  };
 
-  Phase last = options.compileTo.value_or(Phase::Graph);
-  if (options.emit && static_cast<int>(*options.emit) > static_cast<int>(last))
+  Phase last = options.compileTo.value_or(
+      options.outputDir.empty() ? Phase::Graph : Phase::Codegen);
+  if (options.emit && !reaches(last, *options.emit))
     last = *options.emit;
-  for (Phase phase : allPhases()) {
-    if (static_cast<int>(phase) > static_cast<int>(last))
-      break;
-    if (!isPhaseImplemented(phase)) {
-      emitError(UnknownLoc::get(&context))
-          << "phase '" << phaseName(phase)
-          << "' is not implemented in this version of pipecc; the last "
-             "implemented phase is 'graph'";
-      return 1;
-    }
-  }
+  for (Phase phase : allPhases())
+    if (reaches(last, phase) && !isPhaseImplemented(phase))
+      return fail("phase '" + phaseName(phase) +
+                  "' is not implemented in this version of pipecc");
+  if (options.microbatches < 1)
+    return fail("--microbatches must be at least 1");
+  if (options.stages < 1)
+    return fail("--stages must be at least 1");
 
   // Claim the output folder first, so a bad -o fails before any work.
   std::optional<OutputDirectory> outputDir;
@@ -111,52 +179,110 @@ int pipecc::runDriver(const DriverOptions &options, llvm::raw_ostream &out) {
     std::string error;
     std::optional<OutputDirectory> created =
         OutputDirectory::create(options.outputDir, error);
-    if (!created) {
-      emitError(UnknownLoc::get(&context)) << error;
-      return 1;
-    }
+    if (!created)
+      return fail(error);
     outputDir.emplace(std::move(*created));
   }
 
+  OpPrintingFlags flags;
+  flags.elideLargeElementsAttrs(options.elideElementsLimit);
+  auto emitIfAsked = [&](Phase phase, Operation *op) {
+    if (options.emit == phase) {
+      op->print(out, flags);
+      out << "\n";
+    }
+  };
+
+  // Graph: the model as the user gave it (full batch).
   OwningOpRef<ModuleOp> module =
       frontend::importONNXFile(options.inputPath, options.import, &context);
   if (!module)
     return 1;
-
-  PassManager pm(&context);
-  if (failed(applyPassManagerCLOptions(pm)))
+  auto cleanup = [&](OpPassManager &pm) {
+    return parsePassPipeline(graphPipeline(), pm);
+  };
+  if (failed(runPasses(*module, cleanup)))
     return 1;
-  DefaultTimingManager timing;
-  applyDefaultTimingManagerCLOptions(timing);
-  TimingScope rootTiming = timing.getRootScope();
-  pm.enableTiming(rootTiming);
-  addGraphCleanupPipeline(pm);
-  if (failed(pm.run(*module)) || failed(verify(*module)))
-    return 1;
-
-  OpPrintingFlags flags;
-  flags.elideLargeElementsAttrs(options.elideElementsLimit);
-  if (options.emit == Phase::Graph)
-    module->print(out, flags);
+  emitIfAsked(Phase::Graph, *module);
   if (options.printSummary)
     printModelSummary(*module, out);
+  std::string error;
+  if (outputDir && !outputDir->writeFile(
+                       "graph.mlir",
+                       [&](llvm::raw_ostream &os) { module->print(os, flags); },
+                       error))
+    return fail(error);
 
-  if (outputDir) {
-    std::string error;
-    if (!outputDir->writeFile("graph.mlir",
-                              [&](llvm::raw_ostream &os) {
-                                module->print(os, flags);
-                              },
-                              error) ||
-        !outputDir->writeFile("summary.txt",
-                              [&](llvm::raw_ostream &os) {
-                                printModelSummary(*module, os);
-                              },
-                              error) ||
-        !outputDir->commit(error)) {
-      emitError(UnknownLoc::get(&context)) << error;
-      return 1;
+  if (reaches(last, Phase::Autodiff)) {
+    // Training compiles one micro-batch: re-import at micro-batch shapes
+    // (ONNX shape inference re-derives every shape from the inputs).
+    if (options.microbatches > 1) {
+      frontend::ImportOptions import = options.import;
+      if (failed(microbatchShapes(*module, options.microbatches, import)))
+        return 1;
+      module = frontend::importONNXFile(options.inputPath, import, &context);
+      if (!module || failed(runPasses(*module, cleanup)))
+        return 1;
     }
   }
-  return diagnostics.hadError() ? 1 : 0;
+  codegen::ParameterValues initialValues =
+      codegen::collectParameterValues(*module);
+  codegen::RankSettings settings;
+  settings.numRanks = static_cast<int32_t>(options.stages);
+  settings.microbatches = static_cast<int32_t>(options.microbatches);
+  settings.microbatchSize = firstBatchDim(*module);
+  settings.learningRate = options.learningRate;
+
+  if (reaches(last, Phase::Autodiff)) {
+    if (failed(runPasses(*module, [&](OpPassManager &pm) {
+          return parsePassPipeline(autodiffPipeline(options), pm);
+        })))
+      return 1;
+    emitIfAsked(Phase::Autodiff, *module);
+  }
+  if (reaches(last, Phase::Partition)) {
+    if (failed(runPasses(*module, [&](OpPassManager &pm) {
+          PartitionOptions partition;
+          partition.stages = options.stages;
+          partition.strategy = options.partition;
+          partition.device = options.device;
+          partition.cutAfter = options.cutAfter;
+          pm.addPass(createPartition(partition));
+          pm.addPass(createSplitStages());
+          return success();
+        })))
+      return 1;
+    emitIfAsked(Phase::Partition, *module);
+  }
+  if (reaches(last, Phase::Schedule)) {
+    if (failed(runPasses(*module, [&](OpPassManager &pm) {
+          return parsePassPipeline(schedulePipeline(options), pm);
+        })))
+      return 1;
+    emitIfAsked(Phase::Schedule, *module);
+  }
+  SmallVector<OwningOpRef<ModuleOp>> rankModules;
+  if (reaches(last, Phase::Lower)) {
+    if (failed(codegen::lowerRankModules(*module, settings, rankModules)))
+      return 1;
+    for (OwningOpRef<ModuleOp> &rank : rankModules)
+      emitIfAsked(Phase::Lower, *rank);
+  }
+  if (reaches(last, Phase::Codegen)) {
+    if (!outputDir)
+      return fail("code generation writes executables: give -o <dir>");
+    if (failed(codegen::emitPipeline(*module, rankModules, initialValues,
+                                     settings, *outputDir)))
+      return 1;
+  } else if (outputDir && last != Phase::Graph) {
+    if (!outputDir->writeFile(
+            (phaseName(last) + ".mlir").str(),
+            [&](llvm::raw_ostream &os) { module->print(os, flags); }, error))
+      return fail(error);
+  }
+  if (outputDir) {
+    if (!outputDir->commit(error))
+      return fail(error);
+  }
+  return 0;
 }

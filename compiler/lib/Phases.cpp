@@ -40,4 +40,4 @@ llvm::ArrayRef<Phase> pipecc::allPhases() {
   return phases;
 }
 
-bool pipecc::isPhaseImplemented(Phase phase) { return phase == Phase::Graph; }
+bool pipecc::isPhaseImplemented(Phase) { return true; }

@@ -2,6 +2,7 @@
 // The driver's logic lives in the PipeccCompiler library; this file only
 // turns the command line into DriverOptions.
 #include "pipecc/Compiler/Driver.h"
+#include "pipecc/Compiler/InitAll.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -51,6 +52,43 @@ static cl::opt<int64_t> elideLimit(
              "placeholders (default 16)"),
     cl::init(16), cl::cat(pipeccCategory));
 
+static cl::OptionCategory trainingCategory("pipecc training options");
+static cl::opt<int64_t> stages("stages", cl::desc("Pipeline stages (ranks)"),
+                               cl::init(1), cl::cat(trainingCategory));
+static cl::opt<int64_t> microbatches(
+    "microbatches", cl::desc("Micro-batches each step splits its batch into"),
+    cl::init(1), cl::cat(trainingCategory));
+static cl::opt<std::string>
+    schedule("schedule",
+             cl::desc("Pipeline schedule: gpipe, 1f1b, interleaved-1f1b, "
+                      "zb-h1"),
+             cl::init("1f1b"), cl::cat(trainingCategory));
+static cl::opt<std::string>
+    partitionStrategy("partition",
+              cl::desc("How to cut stages: dp (minimise the slowest stage, "
+                       "default) or uniform"),
+              cl::init("dp"), cl::cat(trainingCategory));
+static cl::list<std::string>
+    cutAfter("cut-after", cl::CommaSeparated,
+             cl::desc("ONNX node names that end a stage (overrides "
+                      "--partition)"),
+             cl::value_desc("node,..."), cl::cat(trainingCategory));
+static cl::opt<std::string>
+    device("device", cl::desc("Device profile of the cost model: host-cpu, "
+                              "a100, h100, h200"),
+           cl::init("host-cpu"), cl::cat(trainingCategory));
+static cl::opt<std::string>
+    loss("loss",
+         cl::desc("Attach a loss to a model that outputs predictions: "
+                  "cross-entropy or mse"),
+         cl::cat(trainingCategory));
+static cl::opt<std::string>
+    labelInput("label-input", cl::desc("Name of the label input --loss adds"),
+               cl::init("labels"), cl::cat(trainingCategory));
+static cl::opt<float> learningRate("lr",
+                                   cl::desc("Default SGD learning rate"),
+                                   cl::init(0.1f), cl::cat(trainingCategory));
+
 static int fail(const Twine &message) {
   errs() << "pipecc: error: " << message << "\n";
   return 1;
@@ -58,6 +96,8 @@ static int fail(const Twine &message) {
 
 int main(int argc, char **argv) {
   InitLLVM initLLVM(argc, argv);
+  // Phases run registered passes, so pipecc-opt can replay any of them.
+  pipecc::registerAllPipeccPasses();
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
@@ -69,7 +109,10 @@ int main(int argc, char **argv) {
       argc, argv,
       "pipecc: ahead-of-time compiler for pipeline-parallel training\n\n"
       "  pipecc model.onnx --emit=graph          print the imported graph\n"
-      "  pipecc model.onnx -o out/               compile into out/\n\n"
+      "  pipecc model.onnx --stages 4 --microbatches 8 --schedule 1f1b "
+      "-o out/\n"
+      "                                          compile per-rank executables\n"
+      "  out/launch --steps 10 --data DIR        train (DIR/<input>.npy)\n\n"
       "Phases, in order: " + phaseList() + "\n");
 
   if (inputPath.empty())
@@ -81,6 +124,17 @@ int main(int argc, char **argv) {
   options.outputDir = outputDir;
   options.printSummary = summary;
   options.elideElementsLimit = elideLimit;
+  options.stages = stages;
+  options.microbatches = microbatches;
+  options.schedule = schedule;
+  options.partition = partitionStrategy;
+  options.cutAfter.assign(cutAfter.begin(), cutAfter.end());
+  options.device = device;
+  options.loss = loss;
+  options.labelInput = labelInput;
+  options.learningRate = learningRate;
+  if (!loss.empty() && loss != "cross-entropy" && loss != "mse")
+    return fail("--loss " + loss + ": expected cross-entropy or mse");
   for (auto [flag, text, target] :
        {std::tuple{"--emit", &emitPhase, &options.emit},
         std::tuple{"--compile-to", &compileTo, &options.compileTo}}) {

@@ -25,6 +25,20 @@ struct DriverOptions {
   /// Elide constants with more elements than this when printing IR.
   int64_t elideElementsLimit = 16;
   frontend::ImportOptions import;
+
+  // Training (autodiff): attach a loss to a model that outputs predictions.
+  std::string loss;       // "", "cross-entropy" or "mse"
+  std::string labelInput = "labels";
+  // Partition.
+  int64_t stages = 1;
+  std::string partition = "dp";
+  std::vector<std::string> cutAfter;
+  std::string device = "host-cpu";
+  // Schedule.
+  int64_t microbatches = 1;
+  std::string schedule = "1f1b";
+  // Codegen.
+  float learningRate = 0.1f;
 };
 
 /// Runs the compiler. Diagnostics go to the context's handler (stderr by

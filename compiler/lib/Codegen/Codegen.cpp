@@ -1,0 +1,271 @@
+// The lower and codegen phases: per-rank modules, objects, executables, and
+// the files that travel with them (weights, manifest, launcher).
+#include "pipecc/Compiler/Codegen.h"
+
+#include "pipecc/Compiler/ObjectEmitter.h"
+#include "pipecc/Conversion/Pipelines.h"
+#include "pipecc/Dialect/Graph/GraphOps.h"
+#include "pipecc/Dialect/Pipeline/PipelineOps.h"
+#include "pipecc/Passes/Attributes.h"
+#include "pipecc/Runtime/LaunchScript.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+using namespace pipecc;
+using namespace pipecc::codegen;
+
+ParameterValues codegen::collectParameterValues(ModuleOp graphModule) {
+  ParameterValues values;
+  graphModule.walk([&](graph::ParamOp param) {
+    if (auto init = param.getInitAttr())
+      values.insert({param.getParamName(), init});
+  });
+  return values;
+}
+
+static pipeline::PipelineOp findPipeline(ModuleOp module) {
+  auto pipelines = module.getOps<pipeline::PipelineOp>();
+  if (pipelines.empty()) {
+    module.emitError("no pipeline.pipeline to generate code for; run the "
+                     "schedule phase first");
+    return nullptr;
+  }
+  return *pipelines.begin();
+}
+
+LogicalResult codegen::lowerRankModules(
+    ModuleOp pipelineModule, const RankSettings &settings,
+    SmallVectorImpl<OwningOpRef<ModuleOp>> &out) {
+  pipeline::PipelineOp pipe = findPipeline(pipelineModule);
+  if (!pipe)
+    return failure();
+  auto parameters =
+      pipelineModule->getAttrOfType<ArrayAttr>(attrs::kParameters);
+  if (!parameters)
+    return pipelineModule.emitError("the module has no stage functions; run "
+                                    "the partition phase first");
+
+  // Every rank numbers the message tensors the same way.
+  std::set<std::string> messageNames;
+  pipe.walk([&](Operation *op) {
+    if (auto send = llvm::dyn_cast<pipeline::SendOp>(op))
+      messageNames.insert(send.getTensor().str());
+    if (auto recv = llvm::dyn_cast<pipeline::RecvOp>(op))
+      messageNames.insert(recv.getTensor().str());
+  });
+  llvm::StringMap<int32_t> tags;
+  for (const std::string &name : messageNames)
+    tags[name] = static_cast<int32_t>(tags.size());
+
+  MLIRContext *ctx = pipelineModule.getContext();
+  for (auto program : pipe.getBody().getOps<pipeline::ProgramOp>()) {
+    int64_t stage = program.getStage();
+    OwningOpRef<ModuleOp> rank = ModuleOp::create(pipelineModule.getLoc());
+    (*rank)->setAttr("pipeline.rank", IntegerAttr::get(
+                                          IntegerType::get(ctx, 64),
+                                          program.getRank()));
+    OpBuilder builder = OpBuilder::atBlockEnd(rank->getBody());
+    SmallVector<Operation *> stageFunctions;
+    for (auto func : pipelineModule.getOps<func::FuncOp>()) {
+      auto funcStage = func->getAttrOfType<IntegerAttr>(attrs::kFunctionStage);
+      if (!funcStage || funcStage.getInt() != stage)
+        continue;
+      stageFunctions.push_back(func);
+      // The host code reads the tensor names from the original; LLVM has
+      // no use for them.
+      auto clone = llvm::cast<func::FuncOp>(builder.clone(*func));
+      clone.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
+      clone.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+      for (StringRef name : {attrs::kRecv, attrs::kSend, attrs::kFunctionKind,
+                             attrs::kFunctionStage})
+        clone->removeAttr(name);
+    }
+    if (stageFunctions.empty())
+      return program.emitError("no stage functions for stage ") << stage;
+
+    PassManager pm(ctx);
+    buildCPULoweringPipeline(pm);
+    if (failed(pm.run(*rank)))
+      return program.emitError("lowering rank ")
+             << program.getRank() << " to LLVM failed";
+    if (failed(buildRankHost(*rank, program, stageFunctions, parameters,
+                             settings, tags)) ||
+        failed(verify(*rank)))
+      return failure();
+    out.push_back(std::move(rank));
+  }
+  return success();
+}
+
+/// Writes the tensors of `names` as one safetensors file (f32 only).
+static LogicalResult writeWeights(ModuleOp module, StringRef path,
+                                  ArrayRef<StringRef> names,
+                                  const ParameterValues &values) {
+  llvm::json::Object header;
+  std::string data;
+  for (StringRef name : names) {
+    auto it = values.find(name);
+    if (it == values.end())
+      return module.emitError("parameter '")
+             << name << "' has no initial value to write";
+    ElementsAttr elements = it->second;
+    auto type = llvm::cast<ShapedType>(elements.getType());
+    if (!type.getElementType().isF32())
+      return module.emitError("parameter '")
+             << name << "' is not f32; the CPU runtime holds f32 parameters";
+    auto floats = elements.tryGetValues<float>();
+    if (!floats)
+      return module.emitError("cannot read the initial value of '")
+             << name << "'";
+    size_t begin = data.size();
+    for (float v : *floats)
+      data.append(reinterpret_cast<const char *>(&v), sizeof(float));
+    llvm::json::Array shape;
+    for (int64_t d : type.getShape())
+      shape.push_back(d);
+    header[name] = llvm::json::Object{
+        {"dtype", "F32"},
+        {"shape", std::move(shape)},
+        {"data_offsets",
+         llvm::json::Array{static_cast<int64_t>(begin),
+                           static_cast<int64_t>(data.size())}}};
+  }
+  std::string json;
+  llvm::raw_string_ostream(json) << llvm::json::Value(std::move(header));
+  while (json.size() % 8)
+    json.push_back(' ');
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return module.emitError("cannot write '") << path << "': "
+                                              << ec.message();
+  uint64_t length = json.size();
+  char lengthBytes[8];
+  for (int i = 0; i < 8; ++i)
+    lengthBytes[i] = static_cast<char>((length >> (8 * i)) & 0xff);
+  os.write(lengthBytes, 8);
+  os << json << data;
+  return success();
+}
+
+static llvm::json::Value toJSON(Attribute attr) {
+  if (auto dict = llvm::dyn_cast<DictionaryAttr>(attr)) {
+    llvm::json::Object object;
+    for (NamedAttribute entry : dict)
+      object[entry.getName().strref()] = toJSON(entry.getValue());
+    return object;
+  }
+  if (auto array = llvm::dyn_cast<ArrayAttr>(attr)) {
+    llvm::json::Array list;
+    for (Attribute element : array)
+      list.push_back(toJSON(element));
+    return list;
+  }
+  if (auto str = llvm::dyn_cast<StringAttr>(attr))
+    return str.str();
+  if (auto f = llvm::dyn_cast<FloatAttr>(attr))
+    return f.getValueAsDouble();
+  if (auto i = llvm::dyn_cast<IntegerAttr>(attr))
+    return i.getInt();
+  if (auto b = llvm::dyn_cast<BoolAttr>(attr))
+    return b.getValue();
+  if (auto ints = llvm::dyn_cast<DenseI64ArrayAttr>(attr)) {
+    llvm::json::Array list;
+    for (int64_t v : ints.asArrayRef())
+      list.push_back(v);
+    return list;
+  }
+  if (auto floats = llvm::dyn_cast<DenseF64ArrayAttr>(attr)) {
+    llvm::json::Array list;
+    for (double v : floats.asArrayRef())
+      list.push_back(v);
+    return list;
+  }
+  std::string text;
+  llvm::raw_string_ostream(text) << attr;
+  return text;
+}
+
+LogicalResult codegen::emitPipeline(
+    ModuleOp pipelineModule, ArrayRef<OwningOpRef<ModuleOp>> rankModules,
+    const ParameterValues &initialValues, const RankSettings &settings,
+    OutputDirectory &outputDir) {
+  pipeline::PipelineOp pipe = findPipeline(pipelineModule);
+  if (!pipe)
+    return failure();
+  auto parameters =
+      pipelineModule->getAttrOfType<ArrayAttr>(attrs::kParameters);
+
+  for (const OwningOpRef<ModuleOp> &rankModule : rankModules) {
+    int64_t rank =
+        (*rankModule)->getAttrOfType<IntegerAttr>("pipeline.rank").getInt();
+    std::string base = "rank" + std::to_string(rank);
+    std::string object = outputDir.stagingPath(base + ".o");
+    if (failed(emitObjectFile(*rankModule, object)))
+      return failure();
+    std::string error;
+    bool linked = linkRankExecutable({object}, outputDir.stagingPath(base),
+                                     error);
+    llvm::sys::fs::remove(object);
+    if (!linked)
+      return pipelineModule.emitError(error);
+
+    SmallVector<StringRef> names;
+    for (Attribute attr : parameters) {
+      auto dict = llvm::cast<DictionaryAttr>(attr);
+      if (dict.getAs<IntegerAttr>("stage").getInt() == rank)
+        names.push_back(dict.getAs<StringAttr>("name").getValue());
+    }
+    if (failed(writeWeights(pipelineModule,
+                            outputDir.stagingPath(base + ".safetensors"),
+                            names, initialValues)))
+      return failure();
+  }
+
+  // The manifest: every number comes from the partition and the simulator.
+  llvm::json::Object manifest{
+      {"stages", static_cast<int64_t>(pipe.getStages())},
+      {"ranks", static_cast<int64_t>(rankModules.size())},
+      {"microbatches", static_cast<int64_t>(pipe.getMicrobatches())},
+      {"microbatch_size", settings.microbatchSize},
+      {"schedule", pipe.getSchedule().str()},
+      {"learning_rate", static_cast<double>(settings.learningRate)},
+  };
+  if (auto partition =
+          pipelineModule->getAttrOfType<DictionaryAttr>(attrs::kPartition))
+    manifest["partition"] = toJSON(partition);
+  llvm::json::Object prediction;
+  for (NamedAttribute attr : pipe->getDiscardableAttrs())
+    prediction[attr.getName().strref()] = toJSON(attr.getValue());
+  manifest["prediction"] = std::move(prediction);
+  manifest["parameters"] = toJSON(parameters);
+  std::string error;
+  if (!outputDir.writeFile("pipeline.json",
+                           [&](llvm::raw_ostream &os) {
+                             os << llvm::formatv(
+                                 "{0:2}", llvm::json::Value(
+                                              std::move(manifest)))
+                                << "\n";
+                           },
+                           error) ||
+      !outputDir.writeFile("launch",
+                           [&](llvm::raw_ostream &os) {
+                             os << rt::renderLaunchScript(
+                                 static_cast<int>(rankModules.size()));
+                           },
+                           error))
+    return pipelineModule.emitError(error);
+  llvm::sys::fs::setPermissions(outputDir.stagingPath("launch"),
+                                llvm::sys::fs::all_read |
+                                    llvm::sys::fs::all_exe |
+                                    llvm::sys::fs::owner_write);
+  return success();
+}

@@ -1,0 +1,135 @@
+// From the LLVM dialect to an object file and a linked rank executable.
+#include "pipecc/Compiler/ObjectEmitter.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <cstdlib>
+#include <mutex>
+
+using namespace mlir;
+using namespace pipecc;
+
+static std::unique_ptr<llvm::TargetMachine> createHostTargetMachine(
+    std::string &error) {
+  static std::once_flag initialized;
+  std::call_once(initialized, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  std::string triple = llvm::sys::getProcessTriple();
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+  // Portable code for the host's architecture: rank executables may run on
+  // other nodes of the same kind than the one that compiled them.
+  llvm::TargetOptions options;
+  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+      triple, "generic", "", options, llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+}
+
+LogicalResult codegen::emitObjectFile(ModuleOp module, StringRef objectPath) {
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  module.getContext()->appendDialectRegistry(registry);
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext);
+  if (!llvmModule)
+    return module.emitError("cannot translate the rank module to LLVM IR");
+
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createHostTargetMachine(error);
+  if (!machine)
+    return module.emitError("no LLVM target for this host: ") << error;
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(machine->getTargetTriple().str());
+
+  auto optimize = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
+                                            machine.get());
+  if (llvm::Error err = optimize(llvmModule.get())) {
+    std::string message = llvm::toString(std::move(err));
+    return module.emitError("LLVM optimisation failed: ") << message;
+  }
+
+  std::error_code ec;
+  llvm::raw_fd_ostream os(objectPath, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return module.emitError("cannot write '")
+           << objectPath << "': " << ec.message();
+  llvm::legacy::PassManager passes;
+  if (machine->addPassesToEmitFile(passes, os, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile))
+    return module.emitError("the host target cannot emit object files");
+  passes.run(*llvmModule);
+  os.close();
+  if (os.has_error()) {
+    os.clear_error();
+    return module.emitError("cannot write '") << objectPath << "'";
+  }
+  return success();
+}
+
+bool codegen::linkRankExecutable(ArrayRef<std::string> objects,
+                                 StringRef executablePath,
+                                 std::string &error) {
+  const char *cxxEnv = std::getenv("PIPECC_CXX");
+  std::string cxxName = cxxEnv && *cxxEnv ? cxxEnv : "c++";
+  llvm::ErrorOr<std::string> cxx = llvm::sys::findProgramByName(cxxName);
+  if (!cxx) {
+    error = "cannot find the C++ compiler driver '" + cxxName +
+            "' to link rank executables (set PIPECC_CXX)";
+    return false;
+  }
+  const char *linkEnv = std::getenv("PIPECC_RUNTIME_LINK_FILE");
+  std::string linkFile =
+      linkEnv && *linkEnv ? linkEnv : PIPECC_DEFAULT_RUNTIME_LINK_FILE;
+  if (!llvm::sys::fs::exists(linkFile)) {
+    error = "cannot find the runtime's link file '" + linkFile +
+            "' (build the pipecc_runtime target, or set "
+            "PIPECC_RUNTIME_LINK_FILE)";
+    return false;
+  }
+  SmallVector<std::string> args{*cxx};
+  args.append(objects.begin(), objects.end());
+  args.push_back("@" + linkFile);
+  args.push_back("-o");
+  args.push_back(executablePath.str());
+  SmallVector<StringRef> argRefs(args.begin(), args.end());
+
+  SmallString<128> logPath;
+  llvm::sys::fs::createTemporaryFile("pipecc-link", "log", logPath);
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
+                                          StringRef(logPath)};
+  std::string execError;
+  int status = llvm::sys::ExecuteAndWait(*cxx, argRefs, std::nullopt,
+                                         redirects, 0, 0, &execError);
+  std::string log;
+  if (auto buffer = llvm::MemoryBuffer::getFile(logPath))
+    log = (*buffer)->getBuffer().str();
+  llvm::sys::fs::remove(logPath);
+  if (status != 0) {
+    error = "linking '" + executablePath.str() + "' failed" +
+            (execError.empty() ? "" : ": " + execError) +
+            (log.empty() ? "" : ":\n" + log);
+    return false;
+  }
+  return true;
+}

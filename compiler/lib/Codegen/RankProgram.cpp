@@ -1,0 +1,511 @@
+// Host code of a rank executable, in the LLVM dialect: the step function that
+// runs the rank's pipeline program through the runtime's C API, the buffer
+// table and program constant the runtime reads, and main().
+#include "pipecc/Compiler/RankProgram.h"
+
+#include "pipecc/Dialect/Graph/GraphOps.h"
+#include "pipecc/Dialect/Pipeline/PipelineOps.h"
+#include "pipecc/Passes/Attributes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace pipecc;
+using namespace pipecc::codegen;
+
+namespace {
+
+/// A stage function as the host calls it: one buffer per argument, then one
+/// per result.
+struct StageCall {
+  std::string symbol;
+  SmallVector<int64_t> argBuffers;
+  SmallVector<int64_t> resultBuffers;
+  /// For each result: the gradient buffer it is added into, or -1.
+  SmallVector<int64_t> accumulateInto;
+  int lossResult = -1;
+};
+
+class RankHostBuilder {
+public:
+  RankHostBuilder(ModuleOp module, const RankSettings &settings,
+                  const llvm::StringMap<int32_t> &tags)
+      : module(module), ctx(module.getContext()), b(ctx),
+        loc(module.getLoc()), settings(settings), tags(tags) {
+    ptrType = LLVM::LLVMPointerType::get(ctx);
+    i64 = IntegerType::get(ctx, 64);
+    i32 = IntegerType::get(ctx, 32);
+    f32 = Float32Type::get(ctx);
+    voidType = LLVM::LLVMVoidType::get(ctx);
+  }
+
+  LogicalResult build(pipeline::ProgramOp program,
+                      ArrayRef<Operation *> stageFunctions,
+                      ArrayAttr parameters);
+
+private:
+  FailureOr<BufferDType> dtypeOf(Type element, Location where);
+  FailureOr<int64_t> addBuffer(StringRef name, BufferRole role,
+                               RankedTensorType type, bool perMicrobatch,
+                               Location where);
+  FailureOr<int64_t> tensorBuffer(StringRef name, RankedTensorType type,
+                                  Location where);
+  LogicalResult collect(func::FuncOp func, ArrayAttr parameters);
+  void declareRuntime();
+  LLVM::LLVMFuncOp declare(StringRef name, Type result,
+                           ArrayRef<Type> params);
+  Value constI64(OpBuilder &ob, int64_t v) {
+    return ob.create<LLVM::ConstantOp>(loc, i64, ob.getI64IntegerAttr(v));
+  }
+  Value constI32(OpBuilder &ob, int32_t v) {
+    return ob.create<LLVM::ConstantOp>(loc, i32, ob.getI32IntegerAttr(v));
+  }
+  Value call(OpBuilder &ob, StringRef callee, ArrayRef<Value> args);
+  LogicalResult buildStep(pipeline::ProgramOp program);
+  LogicalResult emitStageCall(OpBuilder &ob, Value context,
+                              const StageCall &stage, int64_t microbatch);
+  void buildProgramConstant(int32_t rank);
+
+  ModuleOp module;
+  MLIRContext *ctx;
+  OpBuilder b;
+  Location loc;
+  const RankSettings &settings;
+  const llvm::StringMap<int32_t> &tags;
+  Type ptrType, i64, i32, f32, voidType;
+
+  SmallVector<Buffer> buffers;
+  llvm::StringMap<int64_t> bufferOfTensor;
+  llvm::StringMap<int64_t> bufferOfParam;
+  llvm::StringMap<int64_t> gradientOfParam;
+  SmallVector<int64_t> dataBuffers;
+  llvm::StringMap<StageCall> stageCalls; // by pipeline.kind
+};
+
+FailureOr<BufferDType> RankHostBuilder::dtypeOf(Type element, Location where) {
+  if (element.isF32())
+    return BufferDType::F32;
+  if (element.isInteger(64))
+    return BufferDType::I64;
+  if (element.isInteger(32))
+    return BufferDType::I32;
+  return emitError(where) << "the CPU runtime has no buffers of element type "
+                          << element;
+}
+
+FailureOr<int64_t> RankHostBuilder::addBuffer(StringRef name, BufferRole role,
+                                              RankedTensorType type,
+                                              bool perMicrobatch,
+                                              Location where) {
+  FailureOr<BufferDType> dtype = dtypeOf(type.getElementType(), where);
+  if (failed(dtype))
+    return failure();
+  Buffer buffer;
+  buffer.name = name.str();
+  buffer.role = role;
+  buffer.dtype = *dtype;
+  buffer.perMicrobatch = perMicrobatch;
+  buffer.shape.assign(type.getShape().begin(), type.getShape().end());
+  buffer.bytes = type.getNumElements() * (*dtype == BufferDType::I32 ? 4
+                                          : *dtype == BufferDType::F32 ? 4
+                                                                       : 8);
+  buffers.push_back(std::move(buffer));
+  return static_cast<int64_t>(buffers.size() - 1);
+}
+
+FailureOr<int64_t> RankHostBuilder::tensorBuffer(StringRef name,
+                                                 RankedTensorType type,
+                                                 Location where) {
+  if (auto it = bufferOfTensor.find(name); it != bufferOfTensor.end())
+    return it->second;
+  FailureOr<int64_t> id =
+      addBuffer(name, BufferRole::Activation, type, /*perMicrobatch=*/true,
+                where);
+  if (succeeded(id))
+    bufferOfTensor[name] = *id;
+  return id;
+}
+
+LogicalResult RankHostBuilder::collect(func::FuncOp func,
+                                       ArrayAttr parameters) {
+  StageCall stage;
+  stage.symbol = func.getSymName().str();
+  auto trainable = [&](StringRef param) {
+    for (Attribute attr : parameters) {
+      auto dict = llvm::cast<DictionaryAttr>(attr);
+      if (dict.getAs<StringAttr>("name").getValue() == param)
+        return dict.getAs<BoolAttr>("trainable").getValue();
+    }
+    return false;
+  };
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    auto type = llvm::cast<RankedTensorType>(func.getArgument(i).getType());
+    Location where = func.getLoc();
+    if (auto input = func.getArgAttrOfType<StringAttr>(i, attrs::kBindInput)) {
+      auto it = bufferOfTensor.find(input.getValue());
+      if (it == bufferOfTensor.end()) {
+        FailureOr<int64_t> id =
+            addBuffer(input.getValue(), BufferRole::DataInput, type,
+                      /*perMicrobatch=*/true, where);
+        if (failed(id))
+          return failure();
+        // Class ids for --synthetic: the class count of the loss reading it.
+        for (Operation *user : func.getArgument(i).getUsers())
+          if (auto ce = llvm::dyn_cast<graph::CrossEntropyOp>(user))
+            buffers[*id].numClasses = ce.getLogits().getType().getDimSize(1);
+        it = bufferOfTensor.try_emplace(input.getValue(), *id).first;
+        dataBuffers.push_back(*id);
+      }
+      stage.argBuffers.push_back(it->second);
+      continue;
+    }
+    if (auto param = func.getArgAttrOfType<StringAttr>(i, attrs::kBindParam)) {
+      auto it = bufferOfParam.find(param.getValue());
+      if (it == bufferOfParam.end()) {
+        FailureOr<int64_t> id = addBuffer(param.getValue(),
+                                          BufferRole::Parameter, type,
+                                          /*perMicrobatch=*/false, where);
+        if (failed(id))
+          return failure();
+        if (buffers[*id].dtype != BufferDType::F32)
+          return func.emitError("parameter '")
+                 << param.getValue()
+                 << "' is not f32; the CPU runtime holds f32 parameters only";
+        it = bufferOfParam.try_emplace(param.getValue(), *id).first;
+        if (trainable(param.getValue())) {
+          FailureOr<int64_t> grad =
+              addBuffer(("grad." + param.getValue()).str(),
+                        BufferRole::Gradient, type, false, where);
+          if (failed(grad))
+            return failure();
+          buffers[*grad].parameterId = *id;
+          gradientOfParam[param.getValue()] = *grad;
+        }
+      }
+      stage.argBuffers.push_back(it->second);
+      continue;
+    }
+    auto name = func.getArgAttrOfType<StringAttr>(i, attrs::kTensor);
+    if (!name)
+      return func.emitError("argument ") << i << " has no tensor name";
+    FailureOr<int64_t> id = tensorBuffer(name.getValue(), type, where);
+    if (failed(id))
+      return failure();
+    stage.argBuffers.push_back(*id);
+  }
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    auto type = llvm::cast<RankedTensorType>(func.getResultTypes()[i]);
+    auto name = func.getResultAttrOfType<StringAttr>(i, attrs::kTensor);
+    if (!name)
+      return func.emitError("result ") << i << " has no tensor name";
+    int64_t accumulate = -1;
+    if (auto param =
+            func.getResultAttrOfType<StringAttr>(i, attrs::kParamGrad)) {
+      auto grad = gradientOfParam.find(param.getValue());
+      if (grad == gradientOfParam.end()) {
+        // The W function may produce the gradient of a parameter only
+        // another function of the stage reads; make its buffers now.
+        FailureOr<int64_t> paramId = addBuffer(
+            param.getValue(), BufferRole::Parameter, type, false,
+            func.getLoc());
+        FailureOr<int64_t> gradId =
+            addBuffer(("grad." + param.getValue()).str(), BufferRole::Gradient,
+                      type, false, func.getLoc());
+        if (failed(paramId) || failed(gradId))
+          return failure();
+        bufferOfParam[param.getValue()] = *paramId;
+        buffers[*gradId].parameterId = *paramId;
+        grad = gradientOfParam.try_emplace(param.getValue(), *gradId).first;
+      }
+      accumulate = grad->second;
+      FailureOr<int64_t> scratch =
+          addBuffer(name.getValue(), BufferRole::Scratch, type, false,
+                    func.getLoc());
+      if (failed(scratch))
+        return failure();
+      stage.resultBuffers.push_back(*scratch);
+    } else {
+      FailureOr<int64_t> id = tensorBuffer(name.getValue(), type,
+                                           func.getLoc());
+      if (failed(id))
+        return failure();
+      stage.resultBuffers.push_back(*id);
+    }
+    stage.accumulateInto.push_back(accumulate);
+    if (func.getResultAttr(i, attrs::kLoss))
+      stage.lossResult = i;
+  }
+  auto kind = func->getAttrOfType<StringAttr>(attrs::kFunctionKind);
+  stageCalls[kind.getValue()] = std::move(stage);
+  return success();
+}
+
+LLVM::LLVMFuncOp RankHostBuilder::declare(StringRef name, Type result,
+                                          ArrayRef<Type> params) {
+  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+    return existing;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(module.getBody());
+  return b.create<LLVM::LLVMFuncOp>(
+      loc, name, LLVM::LLVMFunctionType::get(result, params));
+}
+
+void RankHostBuilder::declareRuntime() {
+  declare("pipecc_rt_buffer_microbatch", ptrType, {ptrType, i64, i64});
+  declare("pipecc_rt_load_microbatch", voidType, {ptrType, i64, i64});
+  declare("pipecc_rt_send", voidType, {ptrType, i64, i64, i32, i32});
+  declare("pipecc_rt_recv", voidType, {ptrType, i64, i64, i32, i32});
+  declare("pipecc_rt_accumulate_f32", voidType, {ptrType, ptrType, i64});
+  declare("pipecc_rt_report_loss", voidType, {ptrType, f32});
+  declare("pipecc_rt_main", i32, {i32, ptrType, ptrType});
+}
+
+Value RankHostBuilder::call(OpBuilder &ob, StringRef callee,
+                            ArrayRef<Value> args) {
+  auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(callee);
+  auto op = ob.create<LLVM::CallOp>(loc, func, args);
+  return op.getNumResults() ? op.getResult() : Value();
+}
+
+LogicalResult RankHostBuilder::emitStageCall(OpBuilder &ob, Value context,
+                                             const StageCall &stage,
+                                             int64_t microbatch) {
+  auto callee = module.lookupSymbol<LLVM::LLVMFuncOp>(stage.symbol);
+  if (!callee)
+    return module.emitError("lowered stage function '")
+           << stage.symbol << "' is missing";
+  size_t expected = stage.argBuffers.size() + stage.resultBuffers.size();
+  if (callee.getNumArguments() != expected)
+    return callee.emitError("expected ")
+           << expected << " pointer arguments (bare-pointer memrefs: inputs, "
+           << "then outputs), found " << callee.getNumArguments();
+  Value mb = constI64(ob, microbatch);
+  auto pointer = [&](int64_t buffer) {
+    return call(ob, "pipecc_rt_buffer_microbatch",
+                {context, constI64(ob, buffer), mb});
+  };
+  SmallVector<Value> operands;
+  for (int64_t buffer : stage.argBuffers)
+    operands.push_back(pointer(buffer));
+  SmallVector<Value> results;
+  for (int64_t buffer : stage.resultBuffers)
+    results.push_back(pointer(buffer));
+  operands.append(results);
+  ob.create<LLVM::CallOp>(loc, callee, operands);
+  for (auto [index, target] : llvm::enumerate(stage.accumulateInto)) {
+    if (target < 0)
+      continue;
+    int64_t elements = buffers[target].bytes / 4;
+    call(ob, "pipecc_rt_accumulate_f32",
+         {pointer(target), results[index], constI64(ob, elements)});
+  }
+  if (stage.lossResult >= 0) {
+    Value loss = ob.create<LLVM::LoadOp>(loc, f32, results[stage.lossResult]);
+    call(ob, "pipecc_rt_report_loss", {context, loss});
+  }
+  return success();
+}
+
+LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
+  b.setInsertionPointToEnd(module.getBody());
+  auto step = b.create<LLVM::LLVMFuncOp>(
+      loc, "pipecc_step", LLVM::LLVMFunctionType::get(voidType, {ptrType}));
+  Block *entry = step.addEntryBlock(b);
+  OpBuilder ob = OpBuilder::atBlockEnd(entry);
+  Value context = entry->getArgument(0);
+  auto stage = [&](StringRef kind) -> const StageCall * {
+    auto it = stageCalls.find(kind);
+    return it == stageCalls.end() ? nullptr : &it->second;
+  };
+  auto runStage = [&](Operation *action, StringRef kind, int64_t mb) {
+    const StageCall *call = stage(kind);
+    if (!call)
+      return action->emitError("rank has no '") << kind << "' function",
+             failure();
+    return emitStageCall(ob, context, *call, mb);
+  };
+  auto transfer = [&](Operation *action, StringRef callee, StringRef tensor,
+                      int64_t peer, int64_t mb, Type type) -> LogicalResult {
+    FailureOr<int64_t> buffer =
+        tensorBuffer(tensor, llvm::cast<RankedTensorType>(type),
+                     action->getLoc());
+    if (failed(buffer))
+      return failure();
+    auto tag = tags.find(tensor);
+    if (tag == tags.end())
+      return action->emitError("no message tag for tensor '") << tensor << "'";
+    call(ob, callee,
+         {context, constI64(ob, *buffer), constI64(ob, mb),
+          constI32(ob, static_cast<int32_t>(peer)), constI32(ob, tag->second)});
+    return success();
+  };
+  for (Operation &action : program.getBody().front()) {
+    LogicalResult result =
+        llvm::TypeSwitch<Operation *, LogicalResult>(&action)
+            .Case([&](pipeline::ForwardOp op) {
+              int64_t mb = op.getMicrobatch();
+              for (int64_t buffer : dataBuffers)
+                call(ob, "pipecc_rt_load_microbatch",
+                     {context, constI64(ob, buffer), constI64(ob, mb)});
+              return runStage(op, "forward", mb);
+            })
+            .Case([&](pipeline::BackwardInputOp op) {
+              return runStage(op, "backward_input", op.getMicrobatch());
+            })
+            .Case([&](pipeline::BackwardWeightOp op) {
+              return runStage(op, "backward_weight", op.getMicrobatch());
+            })
+            .Case([&](pipeline::BackwardOp op) {
+              if (failed(runStage(op, "backward_input", op.getMicrobatch())))
+                return failure();
+              return runStage(op, "backward_weight", op.getMicrobatch());
+            })
+            .Case([&](pipeline::SendOp op) {
+              return transfer(op, "pipecc_rt_send", op.getTensor(),
+                              op.getPeer(), op.getMicrobatch(), op.getType());
+            })
+            .Case([&](pipeline::RecvOp op) {
+              return transfer(op, "pipecc_rt_recv", op.getTensor(),
+                              op.getPeer(), op.getMicrobatch(), op.getType());
+            })
+            // The runtime applies the optimizer after each step.
+            .Case([&](pipeline::OptimizerStepOp) { return success(); })
+            .Default([&](Operation *op) {
+              return op->emitError("the CPU target cannot run '")
+                     << op->getName() << "' yet";
+            });
+    if (failed(result))
+      return failure();
+  }
+  ob.create<LLVM::ReturnOp>(loc, ValueRange());
+  return success();
+}
+
+void RankHostBuilder::buildProgramConstant(int32_t rank) {
+  b.setInsertionPointToEnd(module.getBody());
+  auto i8 = IntegerType::get(ctx, 8);
+  auto descType = LLVM::LLVMStructType::getLiteral(
+      ctx, {ptrType, i32, i32, i32, i32, ptrType, i64, i64, i64});
+  // Names and shapes as separate constants the table points to.
+  SmallVector<std::string> nameSymbols, shapeSymbols;
+  for (auto [index, buffer] : llvm::enumerate(buffers)) {
+    std::string name = "pipecc_buffer_name_" + std::to_string(index);
+    std::string text = buffer.name;
+    text.push_back('\0');
+    b.create<LLVM::GlobalOp>(loc, LLVM::LLVMArrayType::get(i8, text.size()),
+                             /*isConstant=*/true, LLVM::Linkage::Internal,
+                             name, b.getStringAttr(text));
+    nameSymbols.push_back(name);
+    std::string shape = "pipecc_buffer_shape_" + std::to_string(index);
+    if (!buffer.shape.empty()) {
+      auto type = RankedTensorType::get(
+          {static_cast<int64_t>(buffer.shape.size())}, i64);
+      b.create<LLVM::GlobalOp>(
+          loc, LLVM::LLVMArrayType::get(i64, buffer.shape.size()),
+          /*isConstant=*/true, LLVM::Linkage::Internal, shape,
+          DenseElementsAttr::get(type, ArrayRef<int64_t>(buffer.shape)));
+    }
+    shapeSymbols.push_back(buffer.shape.empty() ? "" : shape);
+  }
+  auto tableType = LLVM::LLVMArrayType::get(descType, buffers.size());
+  auto table = b.create<LLVM::GlobalOp>(loc, tableType, /*isConstant=*/true,
+                                        LLVM::Linkage::Internal,
+                                        "pipecc_buffers", Attribute());
+  {
+    Block *init = b.createBlock(&table.getInitializerRegion());
+    OpBuilder ib = OpBuilder::atBlockEnd(init);
+    Value array = ib.create<LLVM::UndefOp>(loc, tableType);
+    for (auto [index, buffer] : llvm::enumerate(buffers)) {
+      Value desc = ib.create<LLVM::UndefOp>(loc, descType);
+      auto insert = [&](Value v, int64_t pos) {
+        desc = ib.create<LLVM::InsertValueOp>(loc, desc, v, pos);
+      };
+      insert(ib.create<LLVM::AddressOfOp>(loc, ptrType, nameSymbols[index]), 0);
+      insert(constI32(ib, static_cast<int32_t>(buffer.role)), 1);
+      insert(constI32(ib, static_cast<int32_t>(buffer.dtype)), 2);
+      insert(constI32(ib, buffer.perMicrobatch ? 1 : 0), 3);
+      insert(constI32(ib, static_cast<int32_t>(buffer.shape.size())), 4);
+      if (shapeSymbols[index].empty())
+        insert(ib.create<LLVM::ZeroOp>(loc, ptrType), 5);
+      else
+        insert(ib.create<LLVM::AddressOfOp>(loc, ptrType, shapeSymbols[index]),
+               5);
+      insert(constI64(ib, buffer.bytes), 6);
+      insert(constI64(ib, buffer.parameterId), 7);
+      insert(constI64(ib, buffer.numClasses), 8);
+      array = ib.create<LLVM::InsertValueOp>(loc, array, desc, index);
+    }
+    ib.create<LLVM::ReturnOp>(loc, array);
+  }
+
+  // {abi_version, rank, num_ranks, microbatches, microbatch_size, default_lr,
+  //  gradient_scale, flags, num_buffers, buffers, step}; LLVM pads it like C.
+  b.setInsertionPointToEnd(module.getBody());
+  auto programType = LLVM::LLVMStructType::getLiteral(
+      ctx, {i32, i32, i32, i32, i64, f32, f32, i32, i64, ptrType, ptrType});
+  auto programGlobal = b.create<LLVM::GlobalOp>(
+      loc, programType, /*isConstant=*/true, LLVM::Linkage::Internal,
+      "pipecc_program", Attribute());
+  Block *init = b.createBlock(&programGlobal.getInitializerRegion());
+  OpBuilder ib = OpBuilder::atBlockEnd(init);
+  Value program = ib.create<LLVM::UndefOp>(loc, programType);
+  auto insert = [&](Value v, int64_t pos) {
+    program = ib.create<LLVM::InsertValueOp>(loc, program, v, pos);
+  };
+  auto constF32 = [&](float v) {
+    return ib.create<LLVM::ConstantOp>(loc, f32, ib.getF32FloatAttr(v));
+  };
+  insert(constI32(ib, 1), 0); // PIPECC_RT_ABI_VERSION
+  insert(constI32(ib, rank), 1);
+  insert(constI32(ib, settings.numRanks), 2);
+  insert(constI32(ib, settings.microbatches), 3);
+  insert(constI64(ib, settings.microbatchSize), 4);
+  insert(constF32(settings.learningRate), 5);
+  insert(constF32(0.0f), 6); // 1 / microbatches: losses are means
+  insert(constI32(ib, 0), 7);
+  insert(constI64(ib, buffers.size()), 8);
+  insert(ib.create<LLVM::AddressOfOp>(loc, ptrType, "pipecc_buffers"), 9);
+  insert(ib.create<LLVM::AddressOfOp>(loc, ptrType, "pipecc_step"), 10);
+  ib.create<LLVM::ReturnOp>(loc, program);
+
+  b.setInsertionPointToEnd(module.getBody());
+  auto main = b.create<LLVM::LLVMFuncOp>(
+      loc, "main", LLVM::LLVMFunctionType::get(i32, {i32, ptrType}));
+  Block *entry = main.addEntryBlock(b);
+  OpBuilder mb = OpBuilder::atBlockEnd(entry);
+  Value programPtr = mb.create<LLVM::AddressOfOp>(loc, ptrType,
+                                                  "pipecc_program");
+  Value status = call(mb, "pipecc_rt_main",
+                      {entry->getArgument(0), entry->getArgument(1),
+                       programPtr});
+  mb.create<LLVM::ReturnOp>(loc, status);
+}
+
+LogicalResult RankHostBuilder::build(pipeline::ProgramOp program,
+                                     ArrayRef<Operation *> stageFunctions,
+                                     ArrayAttr parameters) {
+  for (Operation *op : stageFunctions)
+    if (failed(collect(llvm::cast<func::FuncOp>(op), parameters)))
+      return failure();
+  declareRuntime();
+  if (failed(buildStep(program)))
+    return failure();
+  buildProgramConstant(static_cast<int32_t>(program.getRank()));
+  return success();
+}
+
+} // namespace
+
+LogicalResult codegen::buildRankHost(ModuleOp rankModule,
+                                     pipeline::ProgramOp program,
+                                     ArrayRef<Operation *> stageFunctions,
+                                     ArrayAttr parameters,
+                                     const RankSettings &settings,
+                                     const llvm::StringMap<int32_t> &tags) {
+  RankHostBuilder builder(rankModule, settings, tags);
+  return builder.build(program, stageFunctions, parameters);
+}
