@@ -142,13 +142,14 @@ struct MatMulLowering : OpConversionPattern<graph::MatMulOp> {
     int64_t batch = 1;
     for (int64_t size : batchShape)
       batch *= size;
+    Value batchLhs = toBatch(rewriter, loc, lhs, batchShape);
+    Value batchRhs = toBatch(rewriter, loc, rhs, batchShape);
     Value product =
         createContraction<linalg::BatchMatmulOp,
                           linalg::BatchMatmulTransposeAOp,
                           linalg::BatchMatmulTransposeBOp>(
-            rewriter, loc, toBatch(rewriter, loc, lhs, batchShape),
-            toBatch(rewriter, loc, rhs, batchShape), transposeLhs,
-            transposeRhs, withShape(resultType, {batch, m, n}));
+            rewriter, loc, batchLhs, batchRhs, transposeLhs, transposeRhs,
+            withShape(resultType, {batch, m, n}));
     rewriter.replaceOp(op, reshapeTo(rewriter, loc, product, resultType));
     return success();
   }
