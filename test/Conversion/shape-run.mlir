@@ -21,6 +21,13 @@ func.func @broadcast(%a0: tensor<3x1xf32>) -> (tensor<2x3x4xf32>) {
   return %0 : tensor<2x3x4xf32>
 }
 
+func.func @aliased_results(%a0: tensor<3x1xf32>) -> (tensor<3x1xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3x1xf32>, tensor<3x1xf32>) {
+  %0 = graph.reshape %a0 : tensor<3x1xf32> -> tensor<3xf32>
+  %1 = graph.constant dense<[7.5, 8.5]> : tensor<2xf32>
+  %2 = graph.neg %a0 : tensor<3x1xf32>
+  return %a0, %0, %1, %2, %2 : tensor<3x1xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3x1xf32>, tensor<3x1xf32>
+}
+
 func.func private @printMemrefF32(memref<*xf32>) attributes {llvm.emit_c_interface}
 
 func.func @main() {
@@ -45,6 +52,23 @@ func.func @main() {
   %broadcast_m0 = bufferization.to_memref %broadcast_out : memref<2x3x4xf32>
   %broadcast_u0 = memref.cast %broadcast_m0 : memref<2x3x4xf32> to memref<*xf32>
   call @printMemrefF32(%broadcast_u0) : (memref<*xf32>) -> ()
+  %aliased_results_in0 = graph.constant dense<[[0.9700000286102295], [0.3199999928474426], [-0.28999999165534973]]> : tensor<3x1xf32>
+  %aliased_results_out:5 = call @aliased_results(%aliased_results_in0) : (tensor<3x1xf32>) -> (tensor<3x1xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3x1xf32>, tensor<3x1xf32>)
+  %aliased_results_m0 = bufferization.to_memref %aliased_results_out#0 : memref<3x1xf32>
+  %aliased_results_u0 = memref.cast %aliased_results_m0 : memref<3x1xf32> to memref<*xf32>
+  call @printMemrefF32(%aliased_results_u0) : (memref<*xf32>) -> ()
+  %aliased_results_m1 = bufferization.to_memref %aliased_results_out#1 : memref<3xf32>
+  %aliased_results_u1 = memref.cast %aliased_results_m1 : memref<3xf32> to memref<*xf32>
+  call @printMemrefF32(%aliased_results_u1) : (memref<*xf32>) -> ()
+  %aliased_results_m2 = bufferization.to_memref %aliased_results_out#2 : memref<2xf32>
+  %aliased_results_u2 = memref.cast %aliased_results_m2 : memref<2xf32> to memref<*xf32>
+  call @printMemrefF32(%aliased_results_u2) : (memref<*xf32>) -> ()
+  %aliased_results_m3 = bufferization.to_memref %aliased_results_out#3 : memref<3x1xf32>
+  %aliased_results_u3 = memref.cast %aliased_results_m3 : memref<3x1xf32> to memref<*xf32>
+  call @printMemrefF32(%aliased_results_u3) : (memref<*xf32>) -> ()
+  %aliased_results_m4 = bufferization.to_memref %aliased_results_out#4 : memref<3x1xf32>
+  %aliased_results_u4 = memref.cast %aliased_results_m4 : memref<3x1xf32> to memref<*xf32>
+  call @printMemrefF32(%aliased_results_u4) : (memref<*xf32>) -> ()
   return
 }
 
@@ -104,3 +128,20 @@ func.func @main() {
 // CHECK-NEXT: 0.97{{[0-9]*}},{{ +}}0.97{{[0-9]*}},{{ +}}0.97{{[0-9]*}},{{ +}}0.97{{[0-9]*}}
 // CHECK-NEXT: 0.32{{[0-9]*}},{{ +}}0.32{{[0-9]*}},{{ +}}0.32{{[0-9]*}},{{ +}}0.32{{[0-9]*}}
 // CHECK-NEXT: -0.29{{[0-9]*}},{{ +}}-0.29{{[0-9]*}},{{ +}}-0.29{{[0-9]*}},{{ +}}-0.29{{[0-9]*}}
+// aliased_results
+// CHECK: rank = 2 offset = 0 sizes = [3, 1] strides = [1, 1] data =
+// CHECK-NEXT: 0.97{{[0-9]*}}
+// CHECK-NEXT: 0.32{{[0-9]*}}
+// CHECK-NEXT: -0.29{{[0-9]*}}
+// CHECK: rank = 1 offset = 0 sizes = [3] strides = [1] data =
+// CHECK-NEXT: 0.97{{[0-9]*}},{{ +}}0.32{{[0-9]*}},{{ +}}-0.29{{[0-9]*}}
+// CHECK: rank = 1 offset = 0 sizes = [2] strides = [1] data =
+// CHECK-NEXT: 7.5{{[0-9]*}},{{ +}}8.5{{[0-9]*}}
+// CHECK: rank = 2 offset = 0 sizes = [3, 1] strides = [1, 1] data =
+// CHECK-NEXT: -0.97{{[0-9]*}}
+// CHECK-NEXT: -0.32{{[0-9]*}}
+// CHECK-NEXT: 0.29{{[0-9]*}}
+// CHECK: rank = 2 offset = 0 sizes = [3, 1] strides = [1, 1] data =
+// CHECK-NEXT: -0.97{{[0-9]*}}
+// CHECK-NEXT: -0.32{{[0-9]*}}
+// CHECK-NEXT: 0.29{{[0-9]*}}

@@ -249,6 +249,14 @@ return %0, %1, %2 : tensor<6x4xf32>, tensor<4x6xf32>, tensor<2x12x1xf32>""",
         Case("broadcast", [v], f"""
 %0 = graph.broadcast %a0 : tensor<3x1xf32> -> tensor<2x3x4xf32>
 return %0 : tensor<2x3x4xf32>""", [np.broadcast_to(v, (2, 3, 4))]),
+        # Results that alias: an argument, a view of one, a constant, and a
+        # value returned twice; each gets its own out-parameter.
+        Case("aliased_results", [v], """
+%0 = graph.reshape %a0 : tensor<3x1xf32> -> tensor<3xf32>
+%1 = graph.constant dense<[7.5, 8.5]> : tensor<2xf32>
+%2 = graph.neg %a0 : tensor<3x1xf32>
+return %a0, %0, %1, %2, %2 : tensor<3x1xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3x1xf32>, tensor<3x1xf32>""",
+             [v, v.reshape(3), np.array([7.5, 8.5]), -v, -v]),
     ]
 
 
