@@ -171,12 +171,12 @@ static llvm::json::Value toJSON(Attribute attr) {
   }
   if (auto str = llvm::dyn_cast<StringAttr>(attr))
     return str.str();
+  if (auto b = llvm::dyn_cast<BoolAttr>(attr))
+    return b.getValue();
   if (auto f = llvm::dyn_cast<FloatAttr>(attr))
     return f.getValueAsDouble();
   if (auto i = llvm::dyn_cast<IntegerAttr>(attr))
     return i.getInt();
-  if (auto b = llvm::dyn_cast<BoolAttr>(attr))
-    return b.getValue();
   if (auto ints = llvm::dyn_cast<DenseI64ArrayAttr>(attr)) {
     llvm::json::Array list;
     for (int64_t v : ints.asArrayRef())
@@ -237,7 +237,7 @@ LogicalResult codegen::emitPipeline(
       {"microbatches", static_cast<int64_t>(pipe.getMicrobatches())},
       {"microbatch_size", settings.microbatchSize},
       {"schedule", pipe.getSchedule().str()},
-      {"learning_rate", static_cast<double>(settings.learningRate)},
+      {"learning_rate", settings.learningRate},
   };
   if (auto partition =
           pipelineModule->getAttrOfType<DictionaryAttr>(attrs::kPartition))

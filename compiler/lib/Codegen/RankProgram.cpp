@@ -464,7 +464,7 @@ void RankHostBuilder::buildProgramConstant(int32_t rank) {
   insert(constI32(ib, settings.numRanks), 2);
   insert(constI32(ib, settings.microbatches), 3);
   insert(constI64(ib, settings.microbatchSize), 4);
-  insert(constF32(settings.learningRate), 5);
+  insert(constF32(static_cast<float>(settings.learningRate)), 5);
   insert(constF32(0.0f), 6); // 1 / microbatches: losses are means
   insert(constI32(ib, 0), 7);
   insert(constI64(ib, buffers.size()), 8);

@@ -85,9 +85,9 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     labelInput("label-input", cl::desc("Name of the label input --loss adds"),
                cl::init("labels"), cl::cat(trainingCategory));
-static cl::opt<float> learningRate("lr",
+static cl::opt<double> learningRate("lr",
                                    cl::desc("Default SGD learning rate"),
-                                   cl::init(0.1f), cl::cat(trainingCategory));
+                                   cl::init(0.1), cl::cat(trainingCategory));
 
 static int fail(const Twine &message) {
   errs() << "pipecc: error: " << message << "\n";

@@ -60,16 +60,27 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
       return signalPassFailure();
     }
 
-    // The nodes of the problem: stage ops in program order.
+    // The nodes of the problem: ONNX nodes in program order. The ops one
+    // node imported as (a Gemm's matmul and add) stay on one stage, so cuts
+    // fall between nodes the user can name.
     Block &body = func.front();
-    SmallVector<Operation *> nodes;
+    SmallVector<SmallVector<Operation *, 2>> nodes;
+    DenseMap<Operation *, int> nodeOf;
+    std::string previousName;
+    for (Operation &op : body.without_terminator()) {
+      if (!isStageOp(&op))
+        continue;
+      std::string name = nodeName(&op);
+      bool named = llvm::isa<NameLoc>(op.getLoc());
+      if (nodes.empty() || !named || name != previousName)
+        nodes.emplace_back();
+      nodes.back().push_back(&op);
+      nodeOf[&op] = nodes.size() - 1;
+      previousName = named ? name : "";
+    }
     DenseMap<int64_t, int> nodeOfOpId;
-    for (Operation &op : body.without_terminator())
-      if (isStageOp(&op)) {
-        nodeOfOpId[op.getAttrOfType<IntegerAttr>(attrs::kOpId).getInt()] =
-            nodes.size();
-        nodes.push_back(&op);
-      }
+    for (auto [op, node] : nodeOf)
+      nodeOfOpId[op->getAttrOfType<IntegerAttr>(attrs::kOpId).getInt()] = node;
     if (nodes.empty()) {
       func.emitError("the model has no operations to partition; run "
                      "autodiff first");
@@ -86,11 +97,12 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
     problem.link = {profile->name.str(), profile->linkBytesPerSecond,
                     profile->linkLatencySeconds};
     problem.ops.resize(nodes.size());
-    for (auto [index, op] : llvm::enumerate(nodes)) {
-      problem.ops[index].name = nodeName(op);
-      if (auto costly = llvm::dyn_cast<CostOpInterface>(op))
-        problem.ops[index].forwardSeconds =
-            cost::estimateSeconds(costly.getCost(), *profile);
+    for (auto [index, ops] : llvm::enumerate(nodes)) {
+      problem.ops[index].name = nodeName(ops.front());
+      for (Operation *op : ops)
+        if (auto costly = llvm::dyn_cast<CostOpInterface>(op))
+          problem.ops[index].forwardSeconds +=
+              cost::estimateSeconds(costly.getCost(), *profile);
     }
 
     // Backward ops: B if their results flow into another forward op's
@@ -121,11 +133,9 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
                         : opCost.backwardWeightSeconds) += seconds;
       for (Value operand : op->getOperands())
         if (Operation *def = operand.getDefiningOp();
-            def && isStageOp(def) && saved.insert(operand).second)
-          problem.ops[nodeOfOpId[def->getAttrOfType<IntegerAttr>(
-                                     attrs::kOpId)
-                                     .getInt()]]
-              .activationBytes += bytesOf(operand.getType());
+            def && nodeOf.count(def) && saved.insert(operand).second)
+          problem.ops[nodeOf[def]].activationBytes +=
+              bytesOf(operand.getType());
     }
 
     // Parameter bytes go to the first node reading the parameter; tensors
@@ -134,30 +144,28 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
       if (auto param = llvm::dyn_cast<ParamOp>(op)) {
         int first = -1;
         for (Operation *user : param->getUsers())
-          if (isStageOp(user)) {
-            int node = nodeOfOpId[user->getAttrOfType<IntegerAttr>(
-                attrs::kOpId).getInt()];
-            first = first < 0 ? node : std::min(first, node);
-          }
+          if (auto it = nodeOf.find(user); it != nodeOf.end())
+            first = first < 0 ? it->second : std::min(first, it->second);
         if (first >= 0)
           problem.ops[first].parameterBytes += bytesOf(param.getType());
       }
     }
-    for (auto [index, op] : llvm::enumerate(nodes))
-      for (Value result : op->getResults()) {
-        partition::Tensor tensor{static_cast<int>(index), {},
-                                 bytesOf(result.getType())};
-        for (Operation *user : result.getUsers())
-          if (isStageOp(user))
-            tensor.consumers.push_back(
-                nodeOfOpId[user->getAttrOfType<IntegerAttr>(attrs::kOpId)
-                               .getInt()]);
-        if (!tensor.consumers.empty())
-          problem.tensors.push_back(std::move(tensor));
-      }
+    for (auto [index, ops] : llvm::enumerate(nodes))
+      for (Operation *op : ops)
+        for (Value result : op->getResults()) {
+          partition::Tensor tensor{static_cast<int>(index), {},
+                                   bytesOf(result.getType())};
+          for (Operation *user : result.getUsers())
+            if (auto it = nodeOf.find(user);
+                it != nodeOf.end() && it->second != static_cast<int>(index) &&
+                !llvm::is_contained(tensor.consumers, it->second))
+              tensor.consumers.push_back(it->second);
+          if (!tensor.consumers.empty())
+            problem.tensors.push_back(std::move(tensor));
+        }
 
     partition::Result<partition::Partition> result =
-        solve(problem, nodes, func);
+        solve(problem, func);
     if (!result.ok()) {
       if (!result.message().empty())
         func.emitError("cannot partition: ") << result.message();
@@ -167,16 +175,15 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
   }
 
   partition::Result<partition::Partition>
-  solve(const partition::Problem &problem, ArrayRef<Operation *> nodes,
-        func::FuncOp func) {
+  solve(const partition::Problem &problem, func::FuncOp func) {
     if (!cutAfter.empty()) {
       // A node name may cover several ops (a Gemm imports as a matmul and an
       // add); a cut after it falls after its last op.
       std::vector<int> cuts;
       for (const std::string &name : cutAfter) {
         int last = -1;
-        for (auto [index, op] : llvm::enumerate(nodes))
-          if (nodeName(op) == name)
+        for (auto [index, op] : llvm::enumerate(problem.ops))
+          if (op.name == name)
             last = index;
         if (last < 0) {
           func.emitError("--cut-after names node '")
@@ -196,14 +203,15 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
     return partition::Diagnostic{""};
   }
 
-  void record(ModuleOp module, ArrayRef<Operation *> nodes,
+  void record(ModuleOp module, ArrayRef<SmallVector<Operation *, 2>> nodes,
               const partition::Problem &problem,
               const partition::Partition &partition,
               const cost::DeviceProfile &profile) {
     Builder b(&getContext());
     int stage = 0;
-    for (auto [index, op] : llvm::enumerate(nodes)) {
-      op->setAttr(attrs::kStage, b.getI64IntegerAttr(stage));
+    for (auto [index, ops] : llvm::enumerate(nodes)) {
+      for (Operation *op : ops)
+        op->setAttr(attrs::kStage, b.getI64IntegerAttr(stage));
       if (stage < static_cast<int>(partition.cutsAfter.size()) &&
           partition.cutsAfter[stage] == static_cast<int>(index))
         ++stage;

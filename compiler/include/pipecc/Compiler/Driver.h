@@ -38,7 +38,7 @@ struct DriverOptions {
   int64_t microbatches = 1;
   std::string schedule = "1f1b";
   // Codegen.
-  float learningRate = 0.1f;
+  double learningRate = 0.1;
 };
 
 /// Runs the compiler. Diagnostics go to the context's handler (stderr by

@@ -40,7 +40,7 @@ struct RankSettings {
   int32_t numRanks = 1;
   int32_t microbatches = 1;
   int64_t microbatchSize = 0;
-  float learningRate = 0.1f;
+  double learningRate = 0.1;
 };
 
 /// Appends to `rankModule` (whose stage functions of the rank's stage are
