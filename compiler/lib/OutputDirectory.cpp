@@ -18,8 +18,9 @@ OutputDirectory::create(llvm::StringRef path, std::string &error) {
   fs::make_absolute(absolute);
   llvm::sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
   llvm::StringRef parent = llvm::sys::path::parent_path(absolute);
-  if (!parent.empty() && !fs::is_directory(parent)) {
-    error = ("the folder containing output '" + path + "' does not exist")
+  if (std::error_code ec = fs::create_directories(parent)) {
+    error = ("cannot create the folder containing output '" + path +
+             "': " + ec.message())
                 .str();
     return std::nullopt;
   }

@@ -56,7 +56,7 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
       return signalPassFailure();
     }
     if (stages < 1) {
-      module.emitError("--stages must be at least 1, got ") << stages;
+      module.emitError("--stages must be at least 1, got ") << static_cast<int64_t>(stages);
       return signalPassFailure();
     }
 
@@ -88,7 +88,7 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
     }
     if (static_cast<int64_t>(nodes.size()) < stages) {
       func.emitError("cannot cut ")
-          << nodes.size() << " operations into " << stages << " stages";
+          << nodes.size() << " nodes into " << static_cast<int64_t>(stages) << " stages";
       return signalPassFailure();
     }
 
