@@ -10,8 +10,8 @@ build=${PIPECC_BUILD_DIR:-$root/build}
 example="$root/test/examples/mlp"
 out="$root/out/mlp"
 
-echo "== pipecc $example/model.onnx --summary --stages 4 --microbatches 4 --schedule 1f1b -o $out"
-"$build/bin/pipecc" "$example/model.onnx" --summary --stages 4 \
+echo "== pipecc $example/model.onnx --emit=graph --summary --stages 4 --microbatches 4 --schedule 1f1b -o $out"
+"$build/bin/pipecc" "$example/model.onnx" --emit=graph --summary --stages 4 \
   --microbatches 4 --schedule 1f1b --lr 0.5 -o "$out"
 python3 - "$out/pipeline.json" <<'PY'
 import json, sys

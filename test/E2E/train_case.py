@@ -3,8 +3,9 @@
 (stages, micro-batches, schedule) asked for, trains it on CPU ranks with
 mpirun, and checks
 
-  * P = 1 against PyTorch's loss, gradients and loss after 3 SGD steps
-    (expected.npz), with the case's own checker (shared/cases/check.py);
+  * P = 1 against PyTorch's loss, gradients, weights after one SGD step and
+    loss after 3 SGD steps (expected.npz), with the case's own checker
+    (shared/cases/check.py);
   * P > 1 against P = 1 with the same number of micro-batches: the step-1
     loss and every gradient within rtol 1e-5 (atol 1e-7).
 
@@ -63,7 +64,11 @@ def train(args, model, data_dir, stages, microbatches, schedule):
     if len(losses) != args.steps:
         raise RuntimeError("expected %d step lines, got:\n%s" % (args.steps,
                                                                  stdout))
-    return name, read_safetensors(grads), losses
+    # One SGD step, saving the trained weights.
+    saved = os.path.join(args.work, name + ".after_sgd.safetensors")
+    run([os.path.join(out, "launch"), "--steps", "1", "--quiet", "--data",
+         data_dir, "--lr", "0.1", "--save", saved])
+    return name, read_safetensors(grads), losses, read_safetensors(saved)
 
 
 def main():
@@ -97,8 +102,8 @@ def main():
             for schedule in schedules:
                 label = "P=%d M=%d %s" % (p, m, schedule)
                 try:
-                    name, tensors, losses = train(args, model, data_dir, p, m,
-                                                  schedule)
+                    name, tensors, losses, after_sgd = train(
+                        args, model, data_dir, p, m, schedule)
                 except RuntimeError as error:
                     failures.append(label)
                     print("FAIL %s: %s" % (label, error))
@@ -109,6 +114,8 @@ def main():
                                "loss_step3": np.float32(losses[3])}
                     results.update({k: v for k, v in tensors.items()
                                     if k.startswith("grad.")})
+                    results.update({"after_sgd." + k: v
+                                    for k, v in after_sgd.items()})
                     path = os.path.join(args.work, name + ".results.npz")
                     np.savez(path, **results)
                     check = subprocess.run(
@@ -117,14 +124,20 @@ def main():
                     if check.returncode != 0:
                         problems.append("reference check failed:\n" +
                                         check.stdout + check.stderr)
-                    reference.setdefault(m, tensors)
+                    reference.setdefault(m, (tensors, after_sgd))
                 else:
                     base = reference.get(m)
                     if base is None:
                         problems.append("no P=1 run to compare with")
                     else:
-                        for key, want in base.items():
-                            got = tensors.get(key)
+                        expected = dict(base[0])
+                        expected.update({"after_sgd." + k: v
+                                         for k, v in base[1].items()})
+                        actual = dict(tensors)
+                        actual.update({"after_sgd." + k: v
+                                       for k, v in after_sgd.items()})
+                        for key, want in expected.items():
+                            got = actual.get(key)
                             if got is None or got.shape != want.shape:
                                 problems.append("%s missing or misshapen" % key)
                             elif not np.allclose(got, want, rtol=1e-5,
@@ -138,8 +151,9 @@ def main():
                 else:
                     passed += 1
                     print("ok   %s: loss %.6f, loss after 3 steps %.6f, %d "
-                          "gradients" % (label, float(tensors["loss"]),
-                                         losses[3], len(tensors) - 1))
+                          "gradients, %d weights after one step" % (
+                              label, float(tensors["loss"]), losses[3],
+                              len(tensors) - 1, len(after_sgd)))
     print("%d passed, %d failed" % (passed, len(failures)))
     return 1 if failures else 0
 
