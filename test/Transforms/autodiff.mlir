@@ -25,7 +25,7 @@ func.func @main(%x: tensor<4x8xf32> {graph.input = "x"}, %labels: tensor<4xi64> 
   // dR = dL W1 and dW1 = dL^T R, as matmuls with transpose flags.
   // CHECK: %[[DR:.*]] = graph.matmul %[[DL]], %[[W1]] {graph.grad_of = 6 : i64}
   // CHECK: %[[DW1:.*]] = graph.matmul %[[DL]], %[[R]] transpose_lhs {graph.grad_of = 6 : i64}
-  // CHECK: %[[DHB:.*]] = graph.relu_grad %[[HB]], %[[DR]] {graph.grad_of = 5 : i64}
+  // CHECK: %[[DHB:.*]] = graph.relu_grad %[[R]], %[[DR]] {graph.grad_of = 5 : i64}
   // The bias gradient sums the broadcast batch dimension away.
   // CHECK: %[[DB0:.*]] = graph.reduce_sum %[[DHB]] axes = [0] {graph.grad_of = 4 : i64}
   // No gradient for the input x is built: only dW0.

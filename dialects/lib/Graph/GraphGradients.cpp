@@ -93,7 +93,9 @@ LogicalResult DivOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
 
 LogicalResult ReluOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
                                      SmallVectorImpl<Value> &grads) {
-  grads.push_back(b.create<ReluGradOp>(getLoc(), getInput(), resultGrads[0]));
+  // relu(x) > 0 exactly where x > 0: masking by the result keeps only the
+  // result alive for the backward pass, which the next op usually keeps too.
+  grads.push_back(b.create<ReluGradOp>(getLoc(), getResult(), resultGrads[0]));
   return success();
 }
 

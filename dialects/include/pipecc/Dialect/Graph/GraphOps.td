@@ -324,7 +324,8 @@ def Graph_ReluGradOp : Graph_Op<"relu_grad", [Pure, AllTypesMatch<["input",
     "result_grad", "result"]>, Graph_CostOpInterface]> {
   let summary = "Gradient of relu";
   let description = [{
-    `result_grad` where `input` is positive, zero elsewhere.
+    `result_grad` where `input` is positive, zero elsewhere. `input` may be
+    relu's input or its result: both are positive at the same places.
 
     ```mlir
     %dx = graph.relu_grad %x, %dy : tensor<16x256xf32>
