@@ -120,7 +120,9 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
         if (user->hasAttr(attrs::kGradOf) &&
             (gradOf(user) != gradOf(op) || isB.contains(user)))
           isB.insert(op);
-    DenseSet<Value> saved;
+    // Activations are kept by the stage whose backward reads them (a value
+    // received from an earlier stage is kept where it is read).
+    DenseSet<std::pair<Value, int>> saved;
     for (Operation *op : backward) {
       auto node = nodeOfOpId.find(gradOf(op));
       if (node == nodeOfOpId.end())
@@ -133,9 +135,9 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
                         : opCost.backwardWeightSeconds) += seconds;
       for (Value operand : op->getOperands())
         if (Operation *def = operand.getDefiningOp();
-            def && nodeOf.count(def) && saved.insert(operand).second)
-          problem.ops[nodeOf[def]].activationBytes +=
-              bytesOf(operand.getType());
+            def && nodeOf.count(def) &&
+            saved.insert({operand, node->second}).second)
+          opCost.activationBytes += bytesOf(operand.getType());
     }
 
     // Parameter bytes go to the first node reading the parameter; tensors
