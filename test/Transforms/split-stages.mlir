@@ -27,7 +27,7 @@ func.func @main(%x: tensor<4x8xf32> {graph.input = "x"}, %t: tensor<4x2xf32> {gr
 // CHECK-NEXT: return
 // CHECK-LABEL: func.func @stage0_backward_weight
 // CHECK-SAME: %{{.*}}: tensor<4x8xf32> {pipeline.tensor = "[[DACT]]"}
-// CHECK-SAME: -> (tensor<8x8xf32> {pipeline.param_grad = "w0"
+// CHECK-SAME: -> (tensor<8x8xf32> {pipeline.param_grad = ["w0"]
 // CHECK: graph.matmul {{.*}} transpose_lhs
 // CHECK-NOT: graph.matmul
 // CHECK: return
@@ -51,8 +51,8 @@ func.func @main(%x: tensor<4x8xf32> {graph.input = "x"}, %t: tensor<4x2xf32> {gr
 // CHECK-LABEL: func.func @stage1_backward_weight
 // CHECK-SAME: {pipeline.tensor = "[[DA2]]"}
 // CHECK-SAME: {pipeline.tensor = "[[DA1]]"}
-// CHECK-SAME: pipeline.param_grad = "w2"
-// CHECK-SAME: pipeline.param_grad = "w1"
+// CHECK-SAME: pipeline.param_grad = ["w2"]
+// CHECK-SAME: pipeline.param_grad = ["w1"]
 // CHECK-COUNT-2: graph.matmul {{.*}} transpose_lhs
 // CHECK-NOT: graph.matmul
 // CHECK: return

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -25,8 +26,9 @@ struct StageCall {
   std::string symbol;
   SmallVector<int64_t> argBuffers;
   SmallVector<int64_t> resultBuffers;
-  /// For each result: the gradient buffer it is added into, or -1.
-  SmallVector<int64_t> accumulateInto;
+  /// For each result: the gradient buffers it is added into (one value can
+  /// be the gradient of several parameters).
+  SmallVector<SmallVector<int64_t, 1>> accumulateInto;
   int lossResult = -1;
 };
 
@@ -80,6 +82,10 @@ private:
 
   SmallVector<Buffer> buffers;
   llvm::StringMap<int64_t> bufferOfTensor;
+  llvm::StringMap<int64_t> bufferOfInput;
+  /// Tensor names some action reads after the function producing them:
+  /// arguments of the rank's functions and tensors it sends.
+  llvm::StringSet<> readTensors;
   llvm::StringMap<int64_t> bufferOfParam;
   llvm::StringMap<int64_t> gradientOfParam;
   SmallVector<int64_t> dataBuffers;
@@ -146,8 +152,8 @@ LogicalResult RankHostBuilder::collect(func::FuncOp func,
     auto type = llvm::cast<RankedTensorType>(func.getArgument(i).getType());
     Location where = func.getLoc();
     if (auto input = func.getArgAttrOfType<StringAttr>(i, attrs::kBindInput)) {
-      auto it = bufferOfTensor.find(input.getValue());
-      if (it == bufferOfTensor.end()) {
+      auto it = bufferOfInput.find(input.getValue());
+      if (it == bufferOfInput.end()) {
         FailureOr<int64_t> id =
             addBuffer(input.getValue(), BufferRole::DataInput, type,
                       /*perMicrobatch=*/true, where);
@@ -157,7 +163,7 @@ LogicalResult RankHostBuilder::collect(func::FuncOp func,
         for (Operation *user : func.getArgument(i).getUsers())
           if (auto ce = llvm::dyn_cast<graph::CrossEntropyOp>(user))
             buffers[*id].numClasses = ce.getLogits().getType().getDimSize(1);
-        it = bufferOfTensor.try_emplace(input.getValue(), *id).first;
+        it = bufferOfInput.try_emplace(input.getValue(), *id).first;
         dataBuffers.push_back(*id);
       }
       stage.argBuffers.push_back(it->second);
@@ -202,40 +208,36 @@ LogicalResult RankHostBuilder::collect(func::FuncOp func,
     auto name = func.getResultAttrOfType<StringAttr>(i, attrs::kTensor);
     if (!name)
       return func.emitError("result ") << i << " has no tensor name";
-    int64_t accumulate = -1;
-    if (auto param =
-            func.getResultAttrOfType<StringAttr>(i, attrs::kParamGrad)) {
-      auto grad = gradientOfParam.find(param.getValue());
-      if (grad == gradientOfParam.end()) {
-        // The W function may produce the gradient of a parameter only
-        // another function of the stage reads; make its buffers now.
-        FailureOr<int64_t> paramId = addBuffer(
-            param.getValue(), BufferRole::Parameter, type, false,
-            func.getLoc());
-        FailureOr<int64_t> gradId =
-            addBuffer(("grad." + param.getValue()).str(), BufferRole::Gradient,
-                      type, false, func.getLoc());
-        if (failed(paramId) || failed(gradId))
-          return failure();
-        bufferOfParam[param.getValue()] = *paramId;
-        buffers[*gradId].parameterId = *paramId;
-        grad = gradientOfParam.try_emplace(param.getValue(), *gradId).first;
+    SmallVector<int64_t, 1> accumulate;
+    if (auto params = func.getResultAttrOfType<ArrayAttr>(i, attrs::kParamGrad))
+      for (auto param : params.getAsValueRange<StringAttr>()) {
+        auto grad = gradientOfParam.find(param);
+        if (grad == gradientOfParam.end()) {
+          // The gradient of a parameter no function of this rank reads.
+          FailureOr<int64_t> paramId = addBuffer(
+              param, BufferRole::Parameter, type, false, func.getLoc());
+          FailureOr<int64_t> gradId =
+              addBuffer(("grad." + param).str(), BufferRole::Gradient, type,
+                        false, func.getLoc());
+          if (failed(paramId) || failed(gradId))
+            return failure();
+          bufferOfParam[param] = *paramId;
+          buffers[*gradId].parameterId = *paramId;
+          grad = gradientOfParam.try_emplace(param, *gradId).first;
+        }
+        accumulate.push_back(grad->second);
       }
-      accumulate = grad->second;
-      FailureOr<int64_t> scratch =
-          addBuffer(name.getValue(), BufferRole::Scratch, type, false,
-                    func.getLoc());
-      if (failed(scratch))
-        return failure();
-      stage.resultBuffers.push_back(*scratch);
-    } else {
-      FailureOr<int64_t> id = tensorBuffer(name.getValue(), type,
-                                           func.getLoc());
-      if (failed(id))
-        return failure();
-      stage.resultBuffers.push_back(*id);
-    }
-    stage.accumulateInto.push_back(accumulate);
+    FailureOr<int64_t> id;
+    if (!accumulate.empty() && !readTensors.contains(name.getValue()))
+      // Only added into the accumulators: one scratch copy suffices.
+      id = addBuffer(name.getValue(), BufferRole::Scratch, type, false,
+                     func.getLoc());
+    else
+      id = tensorBuffer(name.getValue(), type, func.getLoc());
+    if (failed(id))
+      return failure();
+    stage.resultBuffers.push_back(*id);
+    stage.accumulateInto.push_back(std::move(accumulate));
     if (func.getResultAttr(i, attrs::kLoss))
       stage.lossResult = i;
   }
@@ -296,13 +298,12 @@ LogicalResult RankHostBuilder::emitStageCall(OpBuilder &ob, Value context,
     results.push_back(pointer(buffer));
   operands.append(results);
   ob.create<LLVM::CallOp>(loc, callee, operands);
-  for (auto [index, target] : llvm::enumerate(stage.accumulateInto)) {
-    if (target < 0)
-      continue;
-    int64_t elements = buffers[target].bytes / 4;
-    call(ob, "pipecc_rt_accumulate_f32",
-         {pointer(target), results[index], constI64(ob, elements)});
-  }
+  for (auto [index, targets] : llvm::enumerate(stage.accumulateInto))
+    for (int64_t target : targets) {
+      int64_t elements = buffers[target].bytes / 4;
+      call(ob, "pipecc_rt_accumulate_f32",
+           {pointer(target), results[index], constI64(ob, elements)});
+    }
   if (stage.lossResult >= 0) {
     Value loss = ob.create<LLVM::LoadOp>(loc, f32, results[stage.lossResult]);
     call(ob, "pipecc_rt_report_loss", {context, loss});
@@ -488,6 +489,14 @@ void RankHostBuilder::buildProgramConstant(int32_t rank) {
 LogicalResult RankHostBuilder::build(pipeline::ProgramOp program,
                                      ArrayRef<Operation *> stageFunctions,
                                      ArrayAttr parameters) {
+  for (Operation *op : stageFunctions) {
+    auto func = llvm::cast<func::FuncOp>(op);
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (auto name = func.getArgAttrOfType<StringAttr>(i, attrs::kTensor))
+        readTensors.insert(name.getValue());
+  }
+  program.walk(
+      [&](pipeline::SendOp send) { readTensors.insert(send.getTensor()); });
   for (Operation *op : stageFunctions)
     if (failed(collect(llvm::cast<func::FuncOp>(op), parameters)))
       return failure();

@@ -9,6 +9,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace pipecc {
 #define GEN_PASS_DEF_SPLITSTAGES
@@ -47,6 +48,10 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
 
   int numStages = 0;
   DenseMap<Operation *, Group> groupOf;
+  llvm::StringMap<int> paramStage;
+  /// Per function: values it returns that it does not compute (parameter
+  /// gradients it receives, constant gradients).
+  SmallVector<llvm::SetVector<Value>> extraResults;
   DenseMap<Operation *, int64_t> position;
   DenseMap<Value, std::string> names;
   // Per stage: tensors received from / sent to the previous (forward) or
@@ -72,6 +77,9 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
       auto stage = op.getAttrOfType<IntegerAttr>(attrs::kStage);
       if (!stage)
         continue;
+      if (stage.getInt() < 0 || stage.getInt() > 4096)
+        return op.emitError("pipeline stage ")
+               << stage.getInt() << " is out of range";
       stageOf[&op] = stage.getInt();
       numStages = std::max<int>(numStages, stage.getInt() + 1);
     }
@@ -95,6 +103,7 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
         stage = it->second;
       }
       stageOf[param] = stage.value_or(0);
+      paramStage[param.getParamName()] = stage.value_or(0);
     }
 
     // Backward ops run on their forward op's stage; B if what they compute
@@ -118,6 +127,17 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
       groupOf[&op] = {stageOf[forward], BackwardWeight};
       backward.push_back(&op);
     }
+    // A parameter's gradient is accumulated on the parameter's stage: one
+    // computed on a later stage must be sent back, so it belongs to B.
+    auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());
+    for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
+      auto grad = main.getResultAttrOfType<StringAttr>(i, attrs::kGrad);
+      Operation *def = ret.getOperand(i).getDefiningOp();
+      auto group = def ? groupOf.find(def) : groupOf.end();
+      if (grad && group != groupOf.end() &&
+          group->second.stage > paramStage.lookup(grad.getValue()))
+        group->second.phase = BackwardInput;
+    }
     for (Operation *op : llvm::reverse(backward)) {
       Group &group = groupOf[op];
       for (Operation *user : op->getUsers()) {
@@ -139,13 +159,24 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
         names[arg] = name.str();
       else
         names[arg] = "input" + std::to_string(index);
+    // Generated names must not collide with the model's own input and
+    // parameter names, which name buffers too.
+    llvm::StringSet<> taken;
+    for (auto &[value, name] : names)
+      taken.insert(name);
+    main.walk([&](ParamOp param) { taken.insert(param.getParamName()); });
     int64_t counter = 0;
     for (Operation &op : main.front().without_terminator()) {
       auto group = groupOf.find(&op);
       std::string prefix =
           group != groupOf.end() && group->second.phase != Forward ? "g" : "a";
-      for (Value result : op.getResults())
-        names[result] = prefix + std::to_string(counter++);
+      for (Value result : op.getResults()) {
+        std::string name = prefix + std::to_string(counter++);
+        while (taken.contains(name))
+          name = "_" + name;
+        taken.insert(name);
+        names[result] = name;
+      }
     }
   }
 
@@ -214,11 +245,11 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
 
     // What @main returns: the loss, then parameter gradients.
     auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());
-    DenseMap<Value, std::string> paramGradOf;
+    // One value can be the gradient of several parameters (y = a + b gives
+    // a and b the same gradient).
+    DenseMap<Value, SmallVector<std::string, 1>> paramGradOf;
     Value loss;
-    // Gradients that are constants (parameters the loss does not reach)
-    // are produced by the W function of the parameter's stage.
-    SmallVector<std::pair<Value, unsigned>> floatingResults;
+    extraResults.resize(numFunctions);
     for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
       Value value = ret.getOperand(i);
       auto grad = main.getResultAttrOfType<StringAttr>(i, attrs::kGrad);
@@ -227,20 +258,21 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
           loss = value;
         continue;
       }
-      paramGradOf[value] = grad.str();
+      paramGradOf[value].push_back(grad.str());
+      // The W function of the parameter's stage returns the gradient; it
+      // computes it, receives it from a later stage, or (for a constant
+      // gradient of a parameter the loss does not reach) copies it.
+      Group owner{paramStage.lookup(grad.getValue()), BackwardWeight};
       Operation *def = value.getDefiningOp();
-      if (def && groupOf.count(def)) {
-        outputs[index(groupOf[def])].insert(value);
+      auto from = def ? groupOf.find(def) : groupOf.end();
+      if (from != groupOf.end() && from->second.stage == owner.stage) {
+        outputs[index(from->second)].insert(value);
         continue;
       }
-      int stage = 0;
-      for (Operation &op : body.without_terminator())
-        if (auto param = llvm::dyn_cast<ParamOp>(op);
-            param && param.getParamName() == grad.getValue())
-          for (Operation *user : param->getUsers())
-            if (groupOf.count(user))
-              stage = groupOf[user].stage;
-      floatingResults.push_back({value, index({stage, BackwardWeight})});
+      if (from != groupOf.end() &&
+          failed(route(value, owner, ret.getOperation())))
+        return failure();
+      extraResults[index(owner)].insert(value);
     }
     if (!loss || !loss.getDefiningOp() || !groupOf.count(loss.getDefiningOp()))
       return main.emitError("the loss must be computed by a stage op");
@@ -250,8 +282,7 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
     OpBuilder builder(main);
     for (int stage = 0; stage < numStages; ++stage)
       for (Phase phase : {Forward, BackwardInput, BackwardWeight})
-        buildFunction(builder, main, {stage, phase}, loss, paramGradOf,
-                      floatingResults);
+        buildFunction(builder, main, {stage, phase}, loss, paramGradOf);
     main.erase();
     return success();
   }
@@ -282,8 +313,8 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
   }
 
   void buildFunction(OpBuilder &builder, func::FuncOp main, Group group,
-                     Value loss, DenseMap<Value, std::string> &paramGradOf,
-                     ArrayRef<std::pair<Value, unsigned>> floatingResults) {
+                     Value loss,
+                     DenseMap<Value, SmallVector<std::string, 1>> &paramGradOf) {
     MLIRContext *ctx = &getContext();
     unsigned fn = index(group);
     auto byPosition = [&](Value a, Value b) {
@@ -335,9 +366,9 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
     SmallVector<Value> resultValues;
     for (Value v : sorted(outputs[fn]))
       resultValues.push_back(v);
-    for (auto [value, owner] : floatingResults)
-      if (owner == fn)
-        resultValues.push_back(value);
+    for (Value v : extraResults[fn])
+      if (!outputs[fn].contains(v))
+        resultValues.push_back(v);
 
     SmallVector<Type> argTypes, resultTypes;
     for (Value v : argValues)
@@ -399,8 +430,17 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
       cloneConstant(v);
       returned.push_back(mapping.lookup(v));
       SmallVector<NamedAttribute> attrList{named(attrs::kTensor, names[v])};
-      if (auto grad = paramGradOf.find(v); grad != paramGradOf.end())
-        attrList.push_back(named(attrs::kParamGrad, grad->second));
+      // The parameters of this stage whose gradient this is.
+      if (auto grad = paramGradOf.find(v); grad != paramGradOf.end()) {
+        SmallVector<Attribute> params;
+        for (const std::string &param : grad->second)
+          if (paramStage.lookup(param) == group.stage)
+            params.push_back(StringAttr::get(ctx, param));
+        if (!params.empty())
+          attrList.push_back(
+              NamedAttribute(StringAttr::get(ctx, attrs::kParamGrad),
+                             ArrayAttr::get(ctx, params)));
+      }
       if (v == loss)
         attrList.push_back(
             NamedAttribute(StringAttr::get(ctx, attrs::kLoss),

@@ -30,7 +30,8 @@ inline constexpr llvm::StringLiteral kTensor = "pipeline.tensor";
 /// On arguments: the graph input or parameter they bind to.
 inline constexpr llvm::StringLiteral kBindInput = "pipeline.input";
 inline constexpr llvm::StringLiteral kBindParam = "pipeline.param";
-/// On results: the parameter whose gradient it is; the loss.
+/// On results: the parameters of the function's stage whose gradient it is
+/// (an array of names: y = a + b gives a and b one gradient); the loss.
 inline constexpr llvm::StringLiteral kParamGrad = "pipeline.param_grad";
 inline constexpr llvm::StringLiteral kLoss = "pipeline.loss";
 /// On forward and B functions: names received from and sent to neighbours.

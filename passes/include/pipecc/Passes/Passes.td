@@ -104,7 +104,9 @@ def SplitStages : Pass<"pipecc-split-stages", "::mlir::ModuleOp"> {
 
     Functions exchange named tensors: every argument and result carries
     `pipeline.tensor`. Data inputs carry `pipeline.input`, parameters
-    `pipeline.param`, parameter gradients `pipeline.param_grad`, the loss
+    `pipeline.param`, parameter gradients `pipeline.param_grad` (the names
+    of the parameters, all on the function's stage: a gradient computed on
+    a later stage is sent back to its parameter's stage), the loss
     `pipeline.loss`. A tensor needed by a later stage is sent stage to
     stage (forwarded through the stages in between); `pipeline.recv` and
     `pipeline.send` on the forward and B functions list what each stage
