@@ -18,6 +18,8 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace pipecc;
 
@@ -104,7 +106,10 @@ std::string autodiffPipeline(const DriverOptions &options) {
   if (!options.loss.empty())
     text += "pipecc-attach-loss{kind=" + options.loss +
             " label-input=" + options.labelInput + "},";
-  return text + "pipecc-autodiff";
+  text += "pipecc-autodiff";
+  if (!options.lossOutput.empty())
+    text += "{loss-output=" + options.lossOutput + "}";
+  return text;
 }
 
 std::string schedulePipeline(const DriverOptions &options) {
@@ -154,6 +159,9 @@ int pipecc::runDriver(const DriverOptions &options, llvm::raw_ostream &out) {
   registerAllPipeccDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Diagnostics name ops by location; printing the op (a whole module for
+  // module-level errors) would bury the one-line message.
+  context.printOpOnDiagnostic(false);
   DriverDiagnostics diagnostics(context);
   auto fail = [&](const Twine &message) {
     emitError(UnknownLoc::get(&context)) << message;
@@ -168,8 +176,13 @@ int pipecc::runDriver(const DriverOptions &options, llvm::raw_ostream &out) {
     if (reaches(last, phase) && !isPhaseImplemented(phase))
       return fail("phase '" + phaseName(phase) +
                   "' is not implemented in this version of pipecc");
+  if (options.emit == Phase::Codegen)
+    return fail("code generation writes object code, not IR; --emit=lower "
+                "prints the last IR of every rank");
   if (options.microbatches < 1)
     return fail("--microbatches must be at least 1");
+  if (!(options.learningRate > 0) || !std::isfinite(options.learningRate))
+    return fail("--lr must be a positive number");
   if (options.stages < 1)
     return fail("--stages must be at least 1");
 
@@ -274,6 +287,15 @@ int pipecc::runDriver(const DriverOptions &options, llvm::raw_ostream &out) {
     if (failed(codegen::emitPipeline(*module, rankModules, initialValues,
                                      settings, *outputDir)))
       return 1;
+  } else if (outputDir && last == Phase::Lower) {
+    for (OwningOpRef<ModuleOp> &rank : rankModules) {
+      int64_t index =
+          (*rank)->getAttrOfType<IntegerAttr>("pipeline.rank").getInt();
+      if (!outputDir->writeFile(
+              "rank" + std::to_string(index) + ".lower.mlir",
+              [&](llvm::raw_ostream &os) { rank->print(os, flags); }, error))
+        return fail(error);
+    }
   } else if (outputDir && last != Phase::Graph) {
     if (!outputDir->writeFile(
             (phaseName(last) + ".mlir").str(),

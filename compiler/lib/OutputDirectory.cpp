@@ -10,9 +10,30 @@ namespace fs = llvm::sys::fs;
 std::optional<OutputDirectory>
 OutputDirectory::create(llvm::StringRef path, std::string &error) {
   fs::file_status status;
-  if (!fs::status(path, status) && !fs::is_directory(status)) {
-    error = ("output path '" + path + "' exists and is not a folder").str();
-    return std::nullopt;
+  if (!fs::status(path, status, /*follow=*/false)) {
+    if (fs::is_symlink_file(status)) {
+      error = ("output path '" + path +
+               "' is a symbolic link; give the folder it points to")
+                  .str();
+      return std::nullopt;
+    }
+    if (!fs::is_directory(status)) {
+      error = ("output path '" + path + "' exists and is not a folder").str();
+      return std::nullopt;
+    }
+    // Replacing a folder deletes what it holds: only an earlier pipecc
+    // output (which always has graph.mlir) or an empty folder qualifies.
+    std::error_code ec;
+    fs::directory_iterator first(path, ec), end;
+    llvm::SmallString<256> marker(path);
+    llvm::sys::path::append(marker, "graph.mlir");
+    if (!ec && first != end && !fs::exists(marker)) {
+      error = ("output folder '" + path +
+               "' exists and is not an earlier pipecc output; give a new or "
+               "empty folder")
+                  .str();
+      return std::nullopt;
+    }
   }
   llvm::SmallString<256> absolute(path);
   fs::make_absolute(absolute);

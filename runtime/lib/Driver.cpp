@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cblas.h>
 #include <cerrno>
+#include <cstdint>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -150,6 +151,28 @@ void loadInputs(pipecc_rt_context &ctx) {
            " micro-batches of ", desc.shape[0], " samples");
     source.batches = array.shape()[0] / stepSamples;
   }
+  // Inputs are paired sample by sample: they must hold the same number.
+  for (int64_t id : inputs)
+    if (ctx.inputs[id].batches != ctx.inputs[inputs.front()].batches)
+      fail("data inputs '", program.buffers[inputs.front()].name, "' and '",
+           program.buffers[id].name, "' hold different numbers of samples (",
+           ctx.inputs[inputs.front()].batches, " and ",
+           ctx.inputs[id].batches, " steps' worth)");
+}
+
+/// The same check across ranks (inputs read on different ranks are paired
+/// too). Collective.
+void checkInputsAgreeAcrossRanks(pipecc_rt_context &ctx) {
+  int64_t local = 0;
+  for (const auto &entry : ctx.inputs)
+    if (entry.second.array)
+      local = entry.second.batches;
+  int64_t most = ctx.transport->allreduceMaxI64(local);
+  int64_t fewest =
+      -ctx.transport->allreduceMaxI64(local ? -local : INT64_MIN);
+  if (local && (most != fewest))
+    fail("the data inputs of different ranks hold different numbers of "
+         "samples (between ", fewest, " and ", most, " steps' worth)");
 }
 
 /// Rank 0 collects every rank's tensors (first occurrence of a name wins)
@@ -321,6 +344,7 @@ int runMain(int argc, char **argv, const pipecc_rt_rank_program *program) {
   allocateBuffers(ctx);
   loadWeights(ctx, transport.rank());
   loadInputs(ctx);
+  checkInputsAgreeAcrossRanks(ctx);
   int64_t samples = samplesPerStep(ctx);
 
   // Start timing together: set-up (file loading) differs between ranks.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <exception>
 #include <string>
 
 namespace pipecc::rt {
@@ -59,7 +60,13 @@ Transport::Transport(int *argc, char ***argv) {
   MPI_Comm_free(&node);
 }
 
-Transport::~Transport() { finalize(); }
+Transport::~Transport() {
+  // Unwinding from an error: MPI_Finalize is collective and would wait for
+  // ranks that are still running; the error handler aborts the job instead.
+  if (std::uncaught_exceptions() > 0)
+    return;
+  finalize();
+}
 
 void Transport::finalize() {
   if (finalized_)

@@ -85,6 +85,11 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     labelInput("label-input", cl::desc("Name of the label input --loss adds"),
                cl::init("labels"), cl::cat(trainingCategory));
+static cl::opt<std::string>
+    lossOutput("loss-output",
+               cl::desc("The model output to differentiate, when it has "
+                        "several scalar outputs"),
+               cl::cat(trainingCategory));
 static cl::opt<double> learningRate("lr",
                                    cl::desc("Default SGD learning rate"),
                                    cl::init(0.1), cl::cat(trainingCategory));
@@ -132,6 +137,7 @@ int main(int argc, char **argv) {
   options.device = device;
   options.loss = loss;
   options.labelInput = labelInput;
+  options.lossOutput = lossOutput;
   options.learningRate = learningRate;
   if (!loss.empty() && loss != "cross-entropy" && loss != "mse")
     return fail("--loss " + loss + ": expected cross-entropy or mse");

@@ -49,6 +49,7 @@ void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createFuseElementwise());
   pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createCopyAliasedResults());
 
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;

@@ -29,6 +29,8 @@ struct DriverOptions {
   // Training (autodiff): attach a loss to a model that outputs predictions.
   std::string loss;       // "", "cross-entropy" or "mse"
   std::string labelInput = "labels";
+  /// The output to differentiate when the model has several scalar ones.
+  std::string lossOutput;
   // Partition.
   int64_t stages = 1;
   std::string partition = "dp";

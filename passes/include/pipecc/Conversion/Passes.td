@@ -75,4 +75,19 @@ def MatmulToBlas : Pass<"pipecc-matmul-to-blas", "::mlir::ModuleOp"> {
   ];
 }
 
+def CopyAliasedResults : Pass<"pipecc-copy-aliased-results",
+                              "::mlir::func::FuncOp"> {
+  let summary = "Gives every tensor result of a function a buffer of its own";
+  let description = [{
+    A function result that is an argument, or a value returned twice,
+    becomes a `linalg.copy` into a fresh tensor. After one-shot
+    bufferization each result is then a buffer of its own, which
+    buffer-results-to-out-params replaces by the caller's (upstream's
+    hoisting fails on a result that is a block argument). It runs right
+    before bufferization: canonicalization would fold the copies away.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // PIPECC_CONVERSION_PASSES_TD

@@ -54,30 +54,7 @@ struct LowerGraphToLinalgPass
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       return signalPassFailure();
-    copyAliasedResults();
   }
 
-  /// A function result that is an argument, or a value returned twice,
-  /// becomes a linalg.copy into a fresh tensor. After bufferization each
-  /// result is then a buffer of its own that buffer-results-to-out-params
-  /// replaces by the caller's (upstream's hoisting also fails on a result
-  /// that is a block argument).
-  void copyAliasedResults() {
-    getOperation().walk([](func::ReturnOp ret) {
-      llvm::SmallPtrSet<Value, 8> seen;
-      OpBuilder b(ret);
-      for (OpOperand &operand : ret->getOpOperands()) {
-        Value value = operand.get();
-        auto type = dyn_cast<RankedTensorType>(value.getType());
-        bool aliased = isa<BlockArgument>(value) || !seen.insert(value).second;
-        if (!type || !aliased)
-          continue;
-        Value init = b.create<tensor::EmptyOp>(ret.getLoc(), type.getShape(),
-                                               type.getElementType());
-        operand.set(
-            b.create<linalg::CopyOp>(ret.getLoc(), value, init).getResult(0));
-      }
-    });
-  }
 };
 } // namespace
