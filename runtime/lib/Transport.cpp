@@ -150,49 +150,38 @@ void Transport::recv(void *data, int64_t bytes, int peer, int tag,
 
 int64_t Transport::startSend(const void *data, int64_t bytes, int peer,
                              int tag) {
-  checkPeer(peer, tag, "isend");
-  if (bytes < 0)
-    fail("isend to rank ", peer, " tag ", tag, ": negative size ", bytes);
-  PendingTransfer transfer;
-  transfer.peer = peer;
-  transfer.tag = tag;
-  const char *cursor = static_cast<const char *>(data);
-  int64_t remaining = bytes;
-  do {
-    int chunk = chunkBytes(remaining);
-    MPI_Request request;
-    checkMpi(MPI_Isend(cursor, chunk, MPI_BYTE, peer, tag, programComm_,
-                       &request),
-             ("isend to rank " + std::to_string(peer) + " tag " +
-              std::to_string(tag))
-                 .c_str());
-    transfer.requests.push_back(request);
-    transfer.chunkBytes.push_back(chunk);
-    cursor += chunk;
-    remaining -= chunk;
-  } while (remaining > 0);
-  pending_[nextHandle_] = std::move(transfer);
-  return nextHandle_++;
+  return startTransfer(const_cast<void *>(data), bytes, peer, tag,
+                       /*isReceive=*/false);
 }
 
 int64_t Transport::startRecv(void *data, int64_t bytes, int peer, int tag) {
-  checkPeer(peer, tag, "irecv");
+  return startTransfer(data, bytes, peer, tag, /*isReceive=*/true);
+}
+
+int64_t Transport::startTransfer(void *data, int64_t bytes, int peer, int tag,
+                                 bool isReceive) {
+  const char *what = isReceive ? "irecv" : "isend";
+  std::string where = std::string(what) + (isReceive ? " from" : " to") +
+                      " rank " + std::to_string(peer) + " tag " +
+                      std::to_string(tag);
+  checkPeer(peer, tag, what);
   if (bytes < 0)
-    fail("irecv from rank ", peer, " tag ", tag, ": negative size ", bytes);
+    fail(where, ": negative size ", bytes);
   PendingTransfer transfer;
-  transfer.isReceive = true;
+  transfer.isReceive = isReceive;
   transfer.peer = peer;
   transfer.tag = tag;
   char *cursor = static_cast<char *>(data);
   int64_t remaining = bytes;
+  // Messages over 2 GiB travel as several MPI messages of at most INT_MAX.
   do {
     int chunk = chunkBytes(remaining);
     MPI_Request request;
-    checkMpi(MPI_Irecv(cursor, chunk, MPI_BYTE, peer, tag, programComm_,
-                       &request),
-             ("irecv from rank " + std::to_string(peer) + " tag " +
-              std::to_string(tag))
-                 .c_str());
+    checkMpi(isReceive ? MPI_Irecv(cursor, chunk, MPI_BYTE, peer, tag,
+                                   programComm_, &request)
+                       : MPI_Isend(cursor, chunk, MPI_BYTE, peer, tag,
+                                   programComm_, &request),
+             where.c_str());
     transfer.requests.push_back(request);
     transfer.chunkBytes.push_back(chunk);
     cursor += chunk;

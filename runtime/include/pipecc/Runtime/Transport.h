@@ -80,6 +80,8 @@ public:
 private:
   MPI_Comm comm(Channel channel) const;
   void checkPeer(int peer, int tag, const char *operation) const;
+  int64_t startTransfer(void *data, int64_t bytes, int peer, int tag,
+                        bool isReceive);
   MPI_Comm groupComm(const std::vector<int> &group);
 
   int rank_ = 0, size_ = 1, localSize_ = 1;
