@@ -60,8 +60,8 @@ static cl::opt<int64_t> microbatches(
     cl::init(1), cl::cat(trainingCategory));
 static cl::opt<std::string>
     schedule("schedule",
-             cl::desc("Pipeline schedule: gpipe, 1f1b, interleaved-1f1b, "
-                      "zb-h1"),
+             cl::desc("Pipeline schedule: gpipe, 1f1b or zb-h1 (B and W "
+                      "as separate steps)"),
              cl::init("1f1b"), cl::cat(trainingCategory));
 static cl::opt<std::string>
     partitionStrategy("partition",
@@ -107,6 +107,17 @@ int main(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
+  // --help lists pipecc's options and MLIR's IR-printing and pass-manager
+  // ones; LLVM's hundreds of back-end flags stay behind --help-hidden.
+  for (auto &entry : cl::getRegisteredOptions()) {
+    cl::Option *option = entry.second;
+    StringRef name = entry.first();
+    bool ours = llvm::is_contained(option->Categories, &pipeccCategory) ||
+                llvm::is_contained(option->Categories, &trainingCategory);
+    if (!ours && !name.starts_with("mlir-") && name != "help" &&
+        name != "version")
+      option->setHiddenFlag(cl::ReallyHidden);
+  }
   cl::SetVersionPrinter([](raw_ostream &os) {
     os << "pipecc " PIPECC_VERSION " (LLVM/MLIR " LLVM_VERSION_STRING ")\n";
   });
