@@ -2,6 +2,7 @@
 #include "pipecc/Runtime/Context.h"
 #include "pipecc/Runtime/Error.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace pipecc::rt;
@@ -94,6 +95,49 @@ void pipecc_rt_load_microbatch(pipecc_rt_context *ctx, int64_t buffer_id,
            c.buffer(buffer_id).desc->bytes);
     std::memcpy(microbatchCopy(c, buffer_id, microbatch), slice.data,
                 static_cast<size_t>(slice.bytes));
+  });
+}
+
+void pipecc_rt_check_class_ids(pipecc_rt_context *ctx, int64_t buffer_id,
+                               int64_t microbatch, int64_t num_classes,
+                               int32_t has_ignore_index,
+                               int64_t ignore_index) {
+  guardCall([&] {
+    pipecc_rt_context &c = checked(ctx);
+    const pipecc_rt_buffer_desc &desc = *c.buffer(buffer_id).desc;
+    const char *data = microbatchCopy(c, buffer_id, microbatch);
+    int64_t width = desc.dtype == PIPECC_RT_I64 ? 8
+                    : desc.dtype == PIPECC_RT_I32 ? 4
+                                                  : 0;
+    if (width == 0)
+      fail("check_class_ids: ", c.bufferLabel(buffer_id),
+           " does not hold integers");
+    int64_t count = desc.bytes / width;
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t value;
+      if (width == 8) {
+        std::memcpy(&value, data + i * 8, 8);
+      } else {
+        int32_t narrow;
+        std::memcpy(&narrow, data + i * 4, 4);
+        value = narrow;
+      }
+      if ((value >= 0 && value < num_classes) ||
+          (has_ignore_index && value == ignore_index))
+        continue;
+      auto source = c.inputs.find(buffer_id);
+      int64_t batches =
+          source == c.inputs.end() ? 1 : std::max<int64_t>(1, source->second.batches);
+      int64_t sample = ((c.stepIndex % batches) * c.program->microbatches +
+                        microbatch) *
+                           desc.shape[0] +
+                       i / std::max<int64_t>(1, count / desc.shape[0]);
+      fail("input '", desc.name, "' holds class id ", value, " at sample ",
+           sample, " (step ", c.stepIndex + 1, "), outside [0, ",
+           num_classes, ")",
+           has_ignore_index ? " and not the ignored id " : "",
+           has_ignore_index ? std::to_string(ignore_index) : "");
+    }
   });
 }
 

@@ -89,6 +89,9 @@ private:
   llvm::StringMap<int64_t> bufferOfParam;
   llvm::StringMap<int64_t> gradientOfParam;
   SmallVector<int64_t> dataBuffers;
+  /// Data inputs a loss indexes with, and the label it ignores: checked
+  /// after every load, since an out-of-range id would read past the logits.
+  llvm::DenseMap<int64_t, std::optional<int64_t>> classIdChecks;
   llvm::StringMap<StageCall> stageCalls; // by pipeline.kind
 };
 
@@ -161,8 +164,10 @@ LogicalResult RankHostBuilder::collect(func::FuncOp func,
           return failure();
         // Class ids for --synthetic: the class count of the loss reading it.
         for (Operation *user : func.getArgument(i).getUsers())
-          if (auto ce = llvm::dyn_cast<graph::CrossEntropyOp>(user))
+          if (auto ce = llvm::dyn_cast<graph::CrossEntropyOp>(user)) {
             buffers[*id].numClasses = ce.getLogits().getType().getDimSize(1);
+            classIdChecks[*id] = ce.getIgnoreIndex();
+          }
         it = bufferOfInput.try_emplace(input.getValue(), *id).first;
         dataBuffers.push_back(*id);
       }
@@ -259,6 +264,8 @@ LLVM::LLVMFuncOp RankHostBuilder::declare(StringRef name, Type result,
 void RankHostBuilder::declareRuntime() {
   declare("pipecc_rt_buffer_microbatch", ptrType, {ptrType, i64, i64});
   declare("pipecc_rt_load_microbatch", voidType, {ptrType, i64, i64});
+  declare("pipecc_rt_check_class_ids", voidType,
+          {ptrType, i64, i64, i64, i32, i64});
   declare("pipecc_rt_send", voidType, {ptrType, i64, i64, i32, i32});
   declare("pipecc_rt_recv", voidType, {ptrType, i64, i64, i32, i32});
   declare("pipecc_rt_accumulate_f32", voidType, {ptrType, ptrType, i64});
@@ -349,9 +356,18 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
         llvm::TypeSwitch<Operation *, LogicalResult>(&action)
             .Case([&](pipeline::ForwardOp op) {
               int64_t mb = op.getMicrobatch();
-              for (int64_t buffer : dataBuffers)
+              for (int64_t buffer : dataBuffers) {
                 call(ob, "pipecc_rt_load_microbatch",
                      {context, constI64(ob, buffer), constI64(ob, mb)});
+                auto check = classIdChecks.find(buffer);
+                if (check == classIdChecks.end())
+                  continue;
+                call(ob, "pipecc_rt_check_class_ids",
+                     {context, constI64(ob, buffer), constI64(ob, mb),
+                      constI64(ob, buffers[buffer].numClasses),
+                      constI32(ob, check->second ? 1 : 0),
+                      constI64(ob, check->second.value_or(0))});
+              }
               return runStage(op, "forward", mb);
             })
             .Case([&](pipeline::BackwardInputOp op) {

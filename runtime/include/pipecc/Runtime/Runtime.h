@@ -187,6 +187,15 @@ int64_t pipecc_rt_step_index(pipecc_rt_context *ctx);
 void pipecc_rt_load_microbatch(pipecc_rt_context *ctx, int64_t buffer_id,
                                int64_t microbatch);
 
+/* Checks that copy `microbatch` of integer data input `buffer_id` holds
+ * class ids in [0, num_classes), or `ignore_index` where has_ignore_index is
+ * nonzero; otherwise ends the job naming the input, the sample and the
+ * value. Generated code calls it after loading labels a loss indexes with. */
+void pipecc_rt_check_class_ids(pipecc_rt_context *ctx, int64_t buffer_id,
+                               int64_t microbatch, int64_t num_classes,
+                               int32_t has_ignore_index,
+                               int64_t ignore_index);
+
 /* Blocking send / receive of a whole buffer (copy `microbatch` of a
  * per-micro-batch buffer) to / from world rank `peer` with message tag
  * `tag` (0 <= tag <= 32767 always works). A receive whose matching message
