@@ -125,12 +125,28 @@ LogicalResult microbatchShapes(ModuleOp module, int64_t microbatches,
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main)
     return module.emitError("the imported model has no @main");
+  std::optional<int64_t> modelBatch;
+  StringRef firstInput;
   for (unsigned i = 0; i < main.getNumArguments(); ++i) {
     auto type = llvm::cast<RankedTensorType>(main.getArgument(i).getType());
     auto name = main.getArgAttrOfType<StringAttr>(i, "graph.input");
     if (!name || type.getRank() == 0)
-      continue;
+      return module.emitError("input '")
+             << (name ? name.getValue() : "?")
+             << "' has no batch dimension; with --microbatches every graph "
+                "input is split along dimension 0";
     int64_t batch = type.getDimSize(0);
+    if (!modelBatch) {
+      modelBatch = batch;
+      firstInput = name.getValue();
+    } else if (batch != *modelBatch) {
+      return module.emitError("inputs '")
+             << firstInput << "' and '" << name.getValue()
+             << "' have different sizes of dimension 0 (" << *modelBatch
+             << " and " << batch
+             << "); with --microbatches every graph input is split along "
+                "dimension 0, its batch dimension";
+    }
     if (batch % microbatches != 0)
       return module.emitError("input '")
              << name.getValue() << "' has batch size " << batch
