@@ -234,6 +234,21 @@ def bad_models():
         [tensor("z", F32, [2, 3])], opset=18, ir=9)
 
 
+    # Graphs ONNX itself forbids: a node with too many inputs, a name
+    # assigned twice, an input without data.
+    save("add_three_inputs.onnx", [
+        node("Add", ["x", "w", "w"], ["y"], "/add"),
+    ], [tensor("x", F32, [2, 3])], [tensor("y", F32, [2, 3])],
+        [weights("w", 2, 3)])
+    save("assigned_twice.onnx", [
+        node("Relu", ["x"], ["y"], "/first"),
+        node("Neg", ["x"], ["y"], "/second"),
+    ], [tensor("x", F32, [2, 3])], [tensor("y", F32, [2, 3])])
+    save("zero_batch.onnx", [
+        node("Relu", ["x"], ["y"], "/relu"),
+    ], [tensor("x", F32, [0, 3])], [tensor("y", F32, [0, 3])])
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     valid_models()

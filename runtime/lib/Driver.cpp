@@ -343,6 +343,14 @@ int runMain(int argc, char **argv, const pipecc_rt_rank_program *program) {
                           : 1.0f / static_cast<float>(program->microbatches);
   allocateBuffers(ctx);
   loadWeights(ctx, transport.rank());
+  // Output files are written by rank 0 at the end; refuse bad paths now,
+  // not after training.
+  if (transport.rank() == 0) {
+    if (!options.savePath.empty())
+      checkOutputFile(options.savePath);
+    if (!options.dumpGradsPath.empty())
+      checkOutputFile(options.dumpGradsPath);
+  }
   loadInputs(ctx);
   checkInputsAgreeAcrossRanks(ctx);
   int64_t samples = samplesPerStep(ctx);

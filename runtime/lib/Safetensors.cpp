@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace pipecc::rt {
@@ -213,7 +214,22 @@ std::vector<char> SafetensorsWriter::serialize() const {
   return out;
 }
 
+void checkOutputFile(const std::string &path) {
+  // The file is written beside its target and renamed over it: renaming
+  // over a device or folder would replace it.
+  struct stat target;
+  if (stat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode))
+    fail(path, ": exists and is not a regular file");
+  std::string folder = ".";
+  if (size_t slash = path.find_last_of('/'); slash != std::string::npos)
+    folder = slash == 0 ? "/" : path.substr(0, slash);
+  struct stat parent;
+  if (stat(folder.c_str(), &parent) != 0 || !S_ISDIR(parent.st_mode))
+    fail(path, ": folder '", folder, "' does not exist");
+}
+
 void SafetensorsWriter::writeFile(const std::string &path) const {
+  checkOutputFile(path);
   std::vector<char> image = serialize();
   std::string tempPath = path + ".tmp." + std::to_string(getpid());
   FILE *file = std::fopen(tempPath.c_str(), "wb");

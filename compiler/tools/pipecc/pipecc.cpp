@@ -152,6 +152,14 @@ int main(int argc, char **argv) {
   options.learningRate = learningRate;
   if (!loss.empty() && loss != "cross-entropy" && loss != "mse")
     return fail("--loss " + loss + ": expected cross-entropy or mse");
+  // The label input names its data file (<name>.npy): a plain file name.
+  if (!loss.empty() &&
+      (labelInput.empty() || labelInput == "." || labelInput == ".." ||
+       labelInput.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                    "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                    "0123456789_.-") != std::string::npos))
+    return fail("--label-input '" + labelInput +
+                "': expected a name of letters, digits, '_', '.' and '-'");
   for (auto [flag, text, target] :
        {std::tuple{"--emit", &emitPhase, &options.emit},
         std::tuple{"--compile-to", &compileTo, &options.compileTo}}) {

@@ -79,6 +79,8 @@ pipecc::frontend::importONNXFile(llvm::StringRef path,
       emitError(fileLoc) << unsupported;
       return nullptr;
     }
+    if (llvm::Error error = checkGraphStructure(path, model))
+      return report(std::move(error));
     if (llvm::Error error = checkWithONNXShapeInference(path, model))
       return report(std::move(error));
     return convertModel(path, model, context);

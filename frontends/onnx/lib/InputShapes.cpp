@@ -13,6 +13,10 @@
 using namespace pipecc::frontend::detail;
 using llvm::StringRef;
 
+/// libonnx 1.12 knows IR versions up to 8 and opsets up to 17.
+static constexpr int64_t kMaxKnownIRVersion = 8;
+static constexpr int64_t kMaxKnownOpset = 17;
+
 static llvm::Error makeError(StringRef path, const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  "'" + path + "': " + message);
@@ -94,9 +98,73 @@ llvm::Error pipecc::frontend::detail::fixInputShapes(
   return llvm::Error::success();
 }
 
-/// libonnx 1.12 knows IR versions up to 8 and opsets up to 17.
-static constexpr int64_t kMaxKnownIRVersion = 8;
-static constexpr int64_t kMaxKnownOpset = 17;
+llvm::Error pipecc::frontend::detail::checkGraphStructure(
+    StringRef path, const onnx::ModelProto &model) {
+  const onnx::GraphProto &graph = model.graph();
+  llvm::StringSet<> initializers, defined;
+  for (const onnx::TensorProto &init : graph.initializer())
+    initializers.insert(init.name());
+  // Single assignment: every name is a graph input, an initializer or the
+  // output of exactly one node.
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (initializers.contains(input.name()))
+      continue;
+    if (!defined.insert(input.name()).second)
+      return makeError(path, "graph input '" + input.name() +
+                                 "' is declared twice");
+    const auto &dims = input.type().tensor_type().shape().dim();
+    double elements = 1;
+    for (auto [index, dim] : llvm::enumerate(dims)) {
+      if (dim.has_dim_value() && dim.dim_value() == 0)
+        return makeError(path, "input '" + input.name() + "' has dimension " +
+                                   llvm::Twine(index) +
+                                   " of size 0; it would hold no data");
+      if (dim.has_dim_value())
+        elements *= static_cast<double>(dim.dim_value());
+    }
+    if (elements > static_cast<double>(int64_t(1) << 62))
+      return makeError(path, "input '" + input.name() +
+                                 "' has more than 2^62 elements");
+  }
+  for (const onnx::TensorProto &init : graph.initializer())
+    if (init.data_type() == onnx::TensorProto::FLOAT ||
+        init.data_type() == onnx::TensorProto::FLOAT16 ||
+        init.data_type() == onnx::TensorProto::DOUBLE ||
+        init.data_type() == onnx::TensorProto::BFLOAT16)
+      for (auto [index, dim] : llvm::enumerate(init.dims()))
+        if (dim == 0)
+          return makeError(path, "initializer '" + init.name() +
+                                     "' has dimension " + llvm::Twine(index) +
+                                     " of size 0; it would hold no data");
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &output : node.output())
+      if (!output.empty() &&
+          (initializers.contains(output) || !defined.insert(output).second))
+        return makeError(path, "node '" + node.name() + "' (" +
+                                   node.op_type() + ") assigns '" + output +
+                                   "', which is already defined");
+
+  if (model.ir_version() > kMaxKnownIRVersion ||
+      getDefaultOpset(model) > kMaxKnownOpset)
+    return llvm::Error::success();
+  for (const onnx::NodeProto &node : graph.node()) {
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      continue;
+    const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
+        node.op_type(), getDefaultOpset(model), node.domain());
+    if (!schema)
+      continue; // the legality gate has named it already
+    try {
+      schema->Verify(node);
+    } catch (const std::exception &e) {
+      std::string what = e.what();
+      std::replace(what.begin(), what.end(), '\n', ' ');
+      return makeError(path, "node '" + node.name() + "' (" + node.op_type() +
+                                 "): " + StringRef(what).trim());
+    }
+  }
+  return llvm::Error::success();
+}
 
 llvm::Error pipecc::frontend::detail::checkWithONNXShapeInference(
     StringRef path, onnx::ModelProto &model) {

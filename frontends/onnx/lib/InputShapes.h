@@ -24,6 +24,13 @@ llvm::Error
 fixInputShapes(llvm::StringRef path, onnx::ModelProto &model,
                const llvm::StringMap<llvm::SmallVector<int64_t>> &overrides);
 
+/// Checks what the importer relies on and ONNX requires of every graph:
+/// names assigned once, graph inputs with non-empty shapes of fewer than
+/// 2^62 elements, and (where libonnx knows the opset) each node's inputs,
+/// outputs and attributes against its schema.
+llvm::Error checkGraphStructure(llvm::StringRef path,
+                                const onnx::ModelProto &model);
+
 /// Runs ONNX shape inference in strict mode when libonnx knows the model's
 /// IR version and default opset, and turns its exceptions into one-line
 /// errors. Newer models are left alone: graph ops infer their own types.

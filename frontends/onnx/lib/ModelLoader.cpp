@@ -236,6 +236,12 @@ static llvm::Error loadAllExternalData(StringRef path,
 
 llvm::Error pipecc::frontend::detail::loadModel(StringRef path,
                                                 onnx::ModelProto &model) {
+  // A device or pipe (/dev/zero) would be read forever.
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(path, status) &&
+      status.type() != llvm::sys::fs::file_type::regular_file &&
+      status.type() != llvm::sys::fs::file_type::directory_file)
+    return makeError("'" + path + "' is not a regular file");
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)

@@ -84,7 +84,18 @@ TEST(Safetensors, WriteFailureLeavesNoFile) {
   writer.add("x", DType::F32, {1}, &x);
   EXPECT_RUNTIME_ERROR(writer.writeFile("/nonexistent-dir/out.safetensors"),
                        "/nonexistent-dir/out.safetensors",
-                       "cannot create temporary file");
+                       "folder '/nonexistent-dir' does not exist");
+}
+
+TEST(Safetensors, NeverReplacesWhatIsNotARegularFile) {
+  float x = 1;
+  SafetensorsWriter writer;
+  writer.add("x", DType::F32, {1}, &x);
+  // Renaming over a device or a folder would replace it.
+  EXPECT_RUNTIME_ERROR(writer.writeFile("/dev/null"), "/dev/null",
+                       "exists and is not a regular file");
+  EXPECT_RUNTIME_ERROR(writer.writeFile("/tmp"), "/tmp",
+                       "exists and is not a regular file");
 }
 
 TEST(Safetensors, ReadsFilesWrittenByOtherTools) {

@@ -82,6 +82,10 @@ private:
   Metadata metadata_;
 };
 
+/// Fails unless `path` can be written by SafetensorsWriter::writeFile: it
+/// is absent or a regular file, and its folder exists.
+void checkOutputFile(const std::string &path);
+
 } // namespace pipecc::rt
 
 #endif // PIPECC_RUNTIME_SAFETENSORS_H
