@@ -182,6 +182,13 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
       // A node name may cover several ops (a Gemm imports as a matmul and an
       // add); a cut after it falls after its last op.
       std::vector<int> cuts;
+      llvm::StringSet<> seen;
+      for (const std::string &name : cutAfter)
+        if (!seen.insert(name).second) {
+          func.emitError("--cut-after names node '")
+              << name << "' twice";
+          return partition::Diagnostic{""};
+        }
       for (const std::string &name : cutAfter) {
         int last = -1;
         for (auto [index, op] : llvm::enumerate(problem.ops))
