@@ -56,6 +56,10 @@ private:
                                Location where);
   FailureOr<int64_t> tensorBuffer(StringRef name, RankedTensorType type,
                                   Location where);
+  /// The buffer of parameter `name`, made on first use together with its
+  /// gradient accumulator when trainable.
+  FailureOr<int64_t> parameterBuffers(StringRef name, RankedTensorType type,
+                                      bool trainable, Location where);
   LogicalResult collect(func::FuncOp func, ArrayAttr parameters);
   void declareRuntime();
   LLVM::LLVMFuncOp declare(StringRef name, Type result,
@@ -139,6 +143,33 @@ FailureOr<int64_t> RankHostBuilder::tensorBuffer(StringRef name,
   return id;
 }
 
+FailureOr<int64_t> RankHostBuilder::parameterBuffers(StringRef name,
+                                                     RankedTensorType type,
+                                                     bool trainable,
+                                                     Location where) {
+  if (auto it = bufferOfParam.find(name); it != bufferOfParam.end())
+    return it->second;
+  FailureOr<int64_t> id = addBuffer(name, BufferRole::Parameter, type,
+                                    /*perMicrobatch=*/false, where);
+  if (failed(id))
+    return failure();
+  if (buffers[*id].dtype != BufferDType::F32)
+    return emitError(where) << "parameter '" << name
+                            << "' is not f32; the CPU runtime holds f32 "
+                               "parameters only";
+  bufferOfParam[name] = *id;
+  if (trainable) {
+    FailureOr<int64_t> grad = addBuffer(("grad." + name).str(),
+                                        BufferRole::Gradient, type, false,
+                                        where);
+    if (failed(grad))
+      return failure();
+    buffers[*grad].parameterId = *id;
+    gradientOfParam[name] = *grad;
+  }
+  return *id;
+}
+
 LogicalResult RankHostBuilder::collect(func::FuncOp func,
                                        ArrayAttr parameters) {
   StageCall stage;
@@ -175,29 +206,11 @@ LogicalResult RankHostBuilder::collect(func::FuncOp func,
       continue;
     }
     if (auto param = func.getArgAttrOfType<StringAttr>(i, attrs::kBindParam)) {
-      auto it = bufferOfParam.find(param.getValue());
-      if (it == bufferOfParam.end()) {
-        FailureOr<int64_t> id = addBuffer(param.getValue(),
-                                          BufferRole::Parameter, type,
-                                          /*perMicrobatch=*/false, where);
-        if (failed(id))
-          return failure();
-        if (buffers[*id].dtype != BufferDType::F32)
-          return func.emitError("parameter '")
-                 << param.getValue()
-                 << "' is not f32; the CPU runtime holds f32 parameters only";
-        it = bufferOfParam.try_emplace(param.getValue(), *id).first;
-        if (trainable(param.getValue())) {
-          FailureOr<int64_t> grad =
-              addBuffer(("grad." + param.getValue()).str(),
-                        BufferRole::Gradient, type, false, where);
-          if (failed(grad))
-            return failure();
-          buffers[*grad].parameterId = *id;
-          gradientOfParam[param.getValue()] = *grad;
-        }
-      }
-      stage.argBuffers.push_back(it->second);
+      FailureOr<int64_t> id = parameterBuffers(
+          param.getValue(), type, trainable(param.getValue()), where);
+      if (failed(id))
+        return failure();
+      stage.argBuffers.push_back(*id);
       continue;
     }
     auto name = func.getArgAttrOfType<StringAttr>(i, attrs::kTensor);
@@ -216,20 +229,12 @@ LogicalResult RankHostBuilder::collect(func::FuncOp func,
     SmallVector<int64_t, 1> accumulate;
     if (auto params = func.getResultAttrOfType<ArrayAttr>(i, attrs::kParamGrad))
       for (auto param : params.getAsValueRange<StringAttr>()) {
+        // The gradient of a parameter no function of this rank reads
+        // still needs the parameter and its accumulator.
+        if (failed(parameterBuffers(param, type, /*trainable=*/true,
+                                    func.getLoc())))
+          return failure();
         auto grad = gradientOfParam.find(param);
-        if (grad == gradientOfParam.end()) {
-          // The gradient of a parameter no function of this rank reads.
-          FailureOr<int64_t> paramId = addBuffer(
-              param, BufferRole::Parameter, type, false, func.getLoc());
-          FailureOr<int64_t> gradId =
-              addBuffer(("grad." + param).str(), BufferRole::Gradient, type,
-                        false, func.getLoc());
-          if (failed(paramId) || failed(gradId))
-            return failure();
-          bufferOfParam[param] = *paramId;
-          buffers[*gradId].parameterId = *paramId;
-          grad = gradientOfParam.try_emplace(param, *gradId).first;
-        }
         accumulate.push_back(grad->second);
       }
     FailureOr<int64_t> id;
