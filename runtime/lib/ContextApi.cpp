@@ -3,6 +3,7 @@
 #include "pipecc/Runtime/Error.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 using namespace pipecc::rt;
@@ -20,6 +21,36 @@ BufferStorage &pipecc_rt_context::buffer(int64_t id) {
     fail("buffer id ", id, " out of range [0, ", buffers.size(), ")");
   return buffers[static_cast<size_t>(id)];
 }
+
+namespace pipecc::rt {
+const char *nonFiniteName(float value) {
+  if (std::isnan(value))
+    return "nan";
+  return value > 0 ? "inf" : "-inf";
+}
+
+int64_t findNonFinite(const float *data, int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    if (!std::isfinite(data[i]))
+      return i;
+  return -1;
+}
+
+int64_t addAndFindNonFinite(float *dst, const float *src, int64_t count) {
+  // Exponent bits all ones: inf or nan. An integer OR over the loop keeps it
+  // vectorized, as cheap as the addition alone; the search runs only on
+  // failure.
+  uint32_t nonFinite = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    float sum = dst[i] + src[i];
+    dst[i] = sum;
+    uint32_t bits;
+    std::memcpy(&bits, &sum, sizeof bits);
+    nonFinite |= (bits & 0x7f800000u) == 0x7f800000u;
+  }
+  return nonFinite ? findNonFinite(dst, count) : -1;
+}
+} // namespace pipecc::rt
 
 namespace {
 pipecc_rt_context &checked(pipecc_rt_context *ctx) {
@@ -242,11 +273,39 @@ void pipecc_rt_barrier(pipecc_rt_context *ctx) {
   guardCall([&] { checked(ctx).transport->barrier(); });
 }
 
-void pipecc_rt_report_loss(pipecc_rt_context *ctx, float loss) {
+void pipecc_rt_report_loss(pipecc_rt_context *ctx, int64_t microbatch,
+                           float loss) {
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
+    if (!std::isfinite(loss))
+      fail("step ", c.stepIndex + 1, ", micro-batch ", microbatch,
+           ": the loss is ", nonFiniteName(loss),
+           "; training stopped, nothing saved");
     c.lossSum += loss;
     c.lossCount += 1;
+  });
+}
+
+void pipecc_rt_accumulate_gradient(pipecc_rt_context *ctx,
+                                   int64_t gradient_buffer_id,
+                                   int64_t microbatch, const float *src) {
+  guardCall([&] {
+    pipecc_rt_context &c = checked(ctx);
+    BufferStorage &storage = c.buffer(gradient_buffer_id);
+    if (storage.desc->role != PIPECC_RT_ROLE_GRADIENT)
+      fail("accumulate_gradient: ", c.bufferLabel(gradient_buffer_id),
+           " is not a gradient");
+    auto *dst = reinterpret_cast<float *>(storage.memory.get());
+    int64_t count = storage.desc->bytes / static_cast<int64_t>(sizeof(float));
+    // The accumulator starts the step at zero and the job stops at the first
+    // non-finite sum, so a non-finite element here is this micro-batch's
+    // doing (a non-finite gradient, or finite ones overflowing).
+    if (int64_t bad = addAndFindNonFinite(dst, src, count); bad >= 0)
+      fail("step ", c.stepIndex + 1, ", micro-batch ", microbatch,
+           ": the gradient of '",
+           c.program->buffers[storage.desc->parameter_id].name, "' is ",
+           nonFiniteName(dst[bad]), " at element ", bad,
+           "; training stopped, nothing saved");
   });
 }
 

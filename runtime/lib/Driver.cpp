@@ -1,6 +1,8 @@
 //===- Driver.cpp - pipecc_rt_main: the training loop of a rank -----------===//
 #include "pipecc/Runtime/Context.h"
+#include "pipecc/Runtime/DataFileName.h"
 #include "pipecc/Runtime/Error.h"
+#include "pipecc/Runtime/Files.h"
 #include "pipecc/Runtime/Safetensors.h"
 #include "pipecc/Runtime/SyntheticData.h"
 
@@ -65,6 +67,30 @@ void allocateBuffers(pipecc_rt_context &ctx) {
   }
 }
 
+/// "[4, 1]": the index of element `flat` in an array of `shape`.
+std::string elementIndex(const Shape &shape, int64_t flat) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    int64_t dim = std::max<int64_t>(1, shape[d]);
+    index[d] = flat % dim;
+    flat /= dim;
+  }
+  std::string text = "[";
+  for (size_t d = 0; d < index.size(); ++d)
+    text += (d ? ", " : "") + std::to_string(index[d]);
+  return text + "]";
+}
+
+/// Training on inf or nan only spreads it into every weight: refuse the
+/// data file at once, naming the element.
+void checkFinite(const NpyArray &array) {
+  const auto *values = reinterpret_cast<const float *>(array.data());
+  int64_t bad = findNonFinite(values, array.bytes() / 4);
+  if (bad >= 0)
+    fail(array.path(), ": element ", elementIndex(array.shape(), bad),
+         " is ", nonFiniteName(values[bad]), "; data must be finite");
+}
+
 void loadWeights(pipecc_rt_context &ctx, int rank) {
   std::vector<int64_t> parameters;
   for (int64_t id = 0; id < ctx.program->num_buffers; ++id)
@@ -98,6 +124,11 @@ void loadWeights(pipecc_rt_context &ctx, int rank) {
            shapeToString(expected));
     std::memcpy(ctx.buffer(id).memory.get(), file.data(*tensor),
                 static_cast<size_t>(desc.bytes));
+    const auto *values =
+        reinterpret_cast<const float *>(ctx.buffer(id).memory.get());
+    if (int64_t bad = findNonFinite(values, desc.bytes / 4); bad >= 0)
+      fail("weights file ", path, ": tensor '", desc.name, "' element ",
+           elementIndex(expected, bad), " is ", nonFiniteName(values[bad]));
   }
 }
 
@@ -123,8 +154,8 @@ void loadInputs(pipecc_rt_context &ctx) {
       source.array = makeSyntheticInput(desc, program.microbatches);
       continue;
     }
-    source.array = NpyArray::load(ctx.options.dataDir + "/" + desc.name +
-                                  ".npy");
+    source.array =
+        NpyArray::load(ctx.options.dataDir + "/" + dataFileName(desc.name));
     const NpyArray &array = *source.array;
     Shape sample(desc.shape + 1, desc.shape + desc.num_dims);
     Shape expected = sample;
@@ -150,6 +181,8 @@ void loadInputs(pipecc_rt_context &ctx) {
            " samples do not split into whole steps of ", program.microbatches,
            " micro-batches of ", desc.shape[0], " samples");
     source.batches = array.shape()[0] / stepSamples;
+    if (array.dtype() == DType::F32)
+      checkFinite(array);
   }
   // Inputs are paired sample by sample: they must hold the same number.
   for (int64_t id : inputs)
@@ -231,6 +264,23 @@ void dumpGradients(pipecc_rt_context &ctx, float loss) {
   }
   gatherAndWrite(*ctx.transport, local, ctx.options.dumpGradsPath,
                  {{"producer", "pipecc"}, {"content", "step 1 gradients"}});
+}
+
+/// The last step's update is followed by no loss that would show an
+/// overflow: check the parameters themselves before saving them.
+void checkParametersFinite(pipecc_rt_context &ctx) {
+  for (int64_t id = 0; id < ctx.program->num_buffers; ++id) {
+    const pipecc_rt_buffer_desc &desc = ctx.program->buffers[id];
+    if (desc.role != PIPECC_RT_ROLE_PARAMETER)
+      continue;
+    const auto *values =
+        reinterpret_cast<const float *>(ctx.buffer(id).memory.get());
+    if (int64_t bad = findNonFinite(values, desc.bytes / 4); bad >= 0)
+      fail("step ", ctx.options.steps, ": the update made parameter '",
+           desc.name, "' ", nonFiniteName(values[bad]), " at element ",
+           elementIndex(shapeOf(desc), bad),
+           " (learning rate too large?); nothing saved");
+  }
 }
 
 void saveParameters(pipecc_rt_context &ctx) {
@@ -336,8 +386,7 @@ int runMain(int argc, char **argv, const pipecc_rt_rank_program *program) {
   ctx.program = program;
   ctx.transport = &transport;
   ctx.options = options;
-  ctx.learningRate = options.learningRate.value_or(
-      program->default_lr > 0 ? program->default_lr : 0.1f);
+  ctx.learningRate = options.learningRate.value_or(program->default_lr);
   ctx.gradientScale = program->gradient_scale > 0
                           ? program->gradient_scale
                           : 1.0f / static_cast<float>(program->microbatches);
@@ -361,8 +410,10 @@ int runMain(int argc, char **argv, const pipecc_rt_rank_program *program) {
     runStep(ctx, samples);
   ctx.stepIndex = options.steps > 0 ? options.steps - 1 : 0;
 
-  if (!options.savePath.empty())
+  if (!options.savePath.empty()) {
+    checkParametersFinite(ctx);
     saveParameters(ctx);
+  }
   if (options.timers)
     reportTimers(ctx);
   transport.barrier(Channel::Control);

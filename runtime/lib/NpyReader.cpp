@@ -9,11 +9,11 @@
 //===----------------------------------------------------------------------===//
 #include "pipecc/Runtime/NpyReader.h"
 #include "pipecc/Runtime/Error.h"
+#include "pipecc/Runtime/Files.h"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <optional>
 
 namespace pipecc::rt {
@@ -222,13 +222,9 @@ NpyArray::NpyArray(std::string label, DType dtype, Shape shape,
 }
 
 NpyArray NpyArray::load(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    fail(path, ": cannot open: ", std::strerror(errno));
-  std::vector<char> file((std::istreambuf_iterator<char>(in)),
-                         std::istreambuf_iterator<char>());
-  if (in.bad())
-    fail(path, ": read error");
+  // Sized by the file system, not by the header: a header claiming more
+  // data than the file holds is refused below, never allocated for.
+  std::vector<char> file = readRegularFile(path);
   NpyHeader header = parseNpyHeader(path, file.data(), file.size());
   int64_t expected =
       elementCount(header.shape) * elementSize(header.dtype);
@@ -284,14 +280,9 @@ void writeNpy(const std::string &path, DType dtype, const Shape &shape,
   for (size_t i = 0; i < (major == 1 ? 2u : 4u); ++i)
     out += static_cast<char>((length >> (8 * i)) & 0xFF);
   out += dict;
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file)
-    fail(path, ": cannot create: ", std::strerror(errno));
-  file.write(out.data(), static_cast<std::streamsize>(out.size()));
-  file.write(static_cast<const char *>(data),
-             elementCount(shape) * elementSize(dtype));
-  if (!file.flush())
-    fail(path, ": write failed");
+  const char *bytes = static_cast<const char *>(data);
+  out.append(bytes, bytes + elementCount(shape) * elementSize(dtype));
+  writeFileAtomically(path, out.data(), out.size());
 }
 
 } // namespace pipecc::rt

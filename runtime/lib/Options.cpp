@@ -1,34 +1,28 @@
 //===- Options.cpp --------------------------------------------------------===//
 #include "pipecc/Runtime/Options.h"
 #include "pipecc/Runtime/Error.h"
+#include "pipecc/Runtime/Numbers.h"
 
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
-#include <cstring>
+#include <limits>
 
 namespace pipecc::rt {
 
 namespace {
 int64_t parseCount(const std::string &option, const std::string &text) {
-  char *end = nullptr;
-  errno = 0;
-  long long value = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE || value < 0)
-    fail("option ", option, ": expected a non-negative integer, got '", text,
-         "'");
-  return value;
+  std::string error;
+  std::optional<int64_t> value = parseIntegerOption(
+      option, text, 0, std::numeric_limits<int64_t>::max(), error);
+  if (!value)
+    fail(error);
+  return *value;
 }
 
-float parsePositiveFloat(const std::string &option, const std::string &text) {
-  char *end = nullptr;
-  errno = 0;
-  float value = std::strtof(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno == ERANGE ||
-      !std::isfinite(value) || value < 0)
-    fail("option ", option, ": expected a non-negative number, got '", text,
-         "'");
-  return value;
+float parseLearningRate(const std::string &option, const std::string &text) {
+  std::string error;
+  std::optional<float> value = parseLearningRateOption(option, text, error);
+  if (!value)
+    fail(error);
+  return *value;
 }
 } // namespace
 
@@ -64,7 +58,7 @@ Options parseOptions(int argc, char **argv) {
     else if (name == "--weights")
       options.weightsPath = value();
     else if (name == "--lr")
-      options.learningRate = parsePositiveFloat(name, value());
+      options.learningRate = parseLearningRate(name, value());
     else if (name == "--dump-grads")
       options.dumpGradsPath = value();
     else if (name == "--save")
@@ -89,7 +83,9 @@ std::string usageText(const char *programName) {
   return std::string("usage: ") + (programName ? programName : "rank") +
          " [options]   (normally started through out/launch)\n"
          "  --steps N          training steps (default 1)\n"
-         "  --data DIR         DIR/<input name>.npy for each data input\n"
+         "  --data DIR         DIR/<input name>.npy for each data input; bytes of\n"
+         "                     the name outside [A-Za-z0-9_.-], and a leading\n"
+         "                     '.', are written %XX\n"
          "  --synthetic        deterministic pseudo-random input data\n"
          "  --weights FILE     initial parameters (safetensors, by name; "
          "{rank} -> rank number;\n"

@@ -7,7 +7,9 @@
 //===----------------------------------------------------------------------===//
 #include "pipecc/Runtime/Context.h"
 #include "pipecc/Runtime/Error.h"
+#include "pipecc/Runtime/Numbers.h"
 
+#include <cmath>
 #include <set>
 
 namespace pipecc::rt {
@@ -55,8 +57,11 @@ void validateProgram(const pipecc_rt_rank_program *program, int mpiRank,
     fail("rank program has a bad buffer table");
   if (!program->step)
     fail("rank program has no step function");
-  if (program->gradient_scale < 0 || program->default_lr < 0)
-    fail("rank program has a negative learning rate or gradient scale");
+  if (program->gradient_scale < 0 || !std::isfinite(program->gradient_scale))
+    fail("rank program has a bad gradient scale ", program->gradient_scale);
+  if (!isValidLearningRate(program->default_lr))
+    fail("rank program has the learning rate ", program->default_lr,
+         ", which is not a positive normal float32");
 
   std::set<std::string> parameterNames;
   for (int64_t id = 0; id < program->num_buffers; ++id) {

@@ -1,15 +1,13 @@
 //===- Safetensors.cpp ----------------------------------------------------===//
 #include "pipecc/Runtime/Safetensors.h"
 #include "pipecc/Runtime/Error.h"
+#include "pipecc/Runtime/Files.h"
 #include "pipecc/Runtime/Json.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace pipecc::rt {
 
@@ -70,14 +68,7 @@ TensorInfo parseEntry(const std::string &label, const std::string &name,
 } // namespace
 
 SafetensorsFile SafetensorsFile::load(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    fail(path, ": cannot open: ", std::strerror(errno));
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
-                          std::istreambuf_iterator<char>());
-  if (in.bad())
-    fail(path, ": read error");
-  return parse(path, std::move(bytes));
+  return parse(path, readRegularFile(path));
 }
 
 SafetensorsFile SafetensorsFile::parse(std::string label,
@@ -214,43 +205,9 @@ std::vector<char> SafetensorsWriter::serialize() const {
   return out;
 }
 
-void checkOutputFile(const std::string &path) {
-  // The file is written beside its target and renamed over it: renaming
-  // over a device or folder would replace it.
-  struct stat target;
-  if (stat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode))
-    fail(path, ": exists and is not a regular file");
-  std::string folder = ".";
-  if (size_t slash = path.find_last_of('/'); slash != std::string::npos)
-    folder = slash == 0 ? "/" : path.substr(0, slash);
-  struct stat parent;
-  if (stat(folder.c_str(), &parent) != 0 || !S_ISDIR(parent.st_mode))
-    fail(path, ": folder '", folder, "' does not exist");
-}
-
 void SafetensorsWriter::writeFile(const std::string &path) const {
-  checkOutputFile(path);
   std::vector<char> image = serialize();
-  std::string tempPath = path + ".tmp." + std::to_string(getpid());
-  FILE *file = std::fopen(tempPath.c_str(), "wb");
-  if (!file)
-    fail(path, ": cannot create temporary file ", tempPath, ": ",
-         std::strerror(errno));
-  bool ok = std::fwrite(image.data(), 1, image.size(), file) == image.size();
-  ok = std::fflush(file) == 0 && ok;
-  ok = fsync(fileno(file)) == 0 && ok;
-  int savedErrno = errno;
-  ok = std::fclose(file) == 0 && ok;
-  if (!ok) {
-    std::remove(tempPath.c_str());
-    fail(path, ": write failed: ", std::strerror(savedErrno));
-  }
-  if (std::rename(tempPath.c_str(), path.c_str()) != 0) {
-    savedErrno = errno;
-    std::remove(tempPath.c_str());
-    fail(path, ": cannot rename ", tempPath, " into place: ",
-         std::strerror(savedErrno));
-  }
+  writeFileAtomically(path, image.data(), image.size());
 }
 
 } // namespace pipecc::rt

@@ -57,7 +57,7 @@ void pipecc_test_rank1_step(pipecc_rt_context *ctx) {
       gradS[0] += dz * y[i];
       dy[i] = dz * s;
     }
-    pipecc_rt_report_loss(ctx, loss);
+    pipecc_rt_report_loss(ctx, m, loss);
     pipecc_rt_send(ctx, DY1, 0, 0, kBackwardTag + m);
     pipecc_rt_timer_end(ctx, "stage1");
   }

@@ -237,7 +237,9 @@ LogicalResult codegen::emitPipeline(
       {"microbatches", static_cast<int64_t>(pipe.getMicrobatches())},
       {"microbatch_size", settings.microbatchSize},
       {"schedule", pipe.getSchedule().str()},
-      {"learning_rate", settings.learningRate},
+      // The float32 the ranks compute with, not the double it came from.
+      {"learning_rate",
+       static_cast<double>(static_cast<float>(settings.learningRate))},
   };
   if (auto partition =
           pipelineModule->getAttrOfType<DictionaryAttr>(attrs::kPartition))

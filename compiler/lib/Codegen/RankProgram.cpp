@@ -6,6 +6,7 @@
 #include "pipecc/Dialect/Graph/GraphOps.h"
 #include "pipecc/Dialect/Pipeline/PipelineOps.h"
 #include "pipecc/Passes/Attributes.h"
+#include "pipecc/Runtime/Runtime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -273,8 +274,9 @@ void RankHostBuilder::declareRuntime() {
           {ptrType, i64, i64, i64, i32, i64});
   declare("pipecc_rt_send", voidType, {ptrType, i64, i64, i32, i32});
   declare("pipecc_rt_recv", voidType, {ptrType, i64, i64, i32, i32});
-  declare("pipecc_rt_accumulate_f32", voidType, {ptrType, ptrType, i64});
-  declare("pipecc_rt_report_loss", voidType, {ptrType, f32});
+  declare("pipecc_rt_accumulate_gradient", voidType,
+          {ptrType, i64, i64, ptrType});
+  declare("pipecc_rt_report_loss", voidType, {ptrType, i64, f32});
   declare("pipecc_rt_main", i32, {i32, ptrType, ptrType});
 }
 
@@ -311,14 +313,13 @@ LogicalResult RankHostBuilder::emitStageCall(OpBuilder &ob, Value context,
   operands.append(results);
   ob.create<LLVM::CallOp>(loc, callee, operands);
   for (auto [index, targets] : llvm::enumerate(stage.accumulateInto))
-    for (int64_t target : targets) {
-      int64_t elements = buffers[target].bytes / 4;
-      call(ob, "pipecc_rt_accumulate_f32",
-           {pointer(target), results[index], constI64(ob, elements)});
-    }
+    for (int64_t target : targets)
+      // The runtime checks each micro-batch's gradient as it adds it.
+      call(ob, "pipecc_rt_accumulate_gradient",
+           {context, constI64(ob, target), mb, results[index]});
   if (stage.lossResult >= 0) {
     Value loss = ob.create<LLVM::LoadOp>(loc, f32, results[stage.lossResult]);
-    call(ob, "pipecc_rt_report_loss", {context, loss});
+    call(ob, "pipecc_rt_report_loss", {context, mb, loss});
   }
   return success();
 }
@@ -481,7 +482,7 @@ void RankHostBuilder::buildProgramConstant(int32_t rank) {
   auto constF32 = [&](float v) {
     return ib.create<LLVM::ConstantOp>(loc, f32, ib.getF32FloatAttr(v));
   };
-  insert(constI32(ib, 1), 0); // PIPECC_RT_ABI_VERSION
+  insert(constI32(ib, PIPECC_RT_ABI_VERSION), 0);
   insert(constI32(ib, rank), 1);
   insert(constI32(ib, settings.numRanks), 2);
   insert(constI32(ib, settings.microbatches), 3);

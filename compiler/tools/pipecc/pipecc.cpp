@@ -3,6 +3,7 @@
 // turns the command line into DriverOptions.
 #include "pipecc/Compiler/Driver.h"
 #include "pipecc/Compiler/InitAll.h"
+#include "pipecc/Runtime/Numbers.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -14,6 +15,10 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <limits>
+#include <optional>
+#include <tuple>
 
 using namespace llvm;
 
@@ -46,18 +51,23 @@ static cl::list<std::string>
 static cl::opt<bool> summary("summary",
                              cl::desc("Print a summary of the imported model"),
                              cl::cat(pipeccCategory));
-static cl::opt<int64_t> elideLimit(
+// Numbers are read as text and parsed by the runtime's parser
+// (pipecc/Runtime/Numbers.h), so that pipecc and the rank executables accept
+// the same texts and a bad one is one `pipecc: error:` line.
+static cl::opt<std::string> elideLimit(
     "elide-elements-larger-than",
     cl::desc("Print constants with more elements as dense_resource "
              "placeholders (default 16)"),
-    cl::init(16), cl::cat(pipeccCategory));
+    cl::value_desc("N"), cl::init("16"), cl::cat(pipeccCategory));
 
 static cl::OptionCategory trainingCategory("pipecc training options");
-static cl::opt<int64_t> stages("stages", cl::desc("Pipeline stages (ranks)"),
-                               cl::init(1), cl::cat(trainingCategory));
-static cl::opt<int64_t> microbatches(
+static cl::opt<std::string> stages("stages",
+                                   cl::desc("Pipeline stages (ranks)"),
+                                   cl::value_desc("N"), cl::init("1"),
+                                   cl::cat(trainingCategory));
+static cl::opt<std::string> microbatches(
     "microbatches", cl::desc("Micro-batches each step splits its batch into"),
-    cl::init(1), cl::cat(trainingCategory));
+    cl::value_desc("M"), cl::init("1"), cl::cat(trainingCategory));
 static cl::opt<std::string>
     schedule("schedule",
              cl::desc("Pipeline schedule: gpipe, 1f1b or zb-h1 (B and W "
@@ -90,9 +100,12 @@ static cl::opt<std::string>
                cl::desc("The model output to differentiate, when it has "
                         "several scalar outputs"),
                cl::cat(trainingCategory));
-static cl::opt<double> learningRate("lr",
-                                   cl::desc("Default SGD learning rate"),
-                                   cl::init(0.1), cl::cat(trainingCategory));
+static cl::opt<std::string>
+    learningRate("lr",
+                 cl::desc("Default SGD learning rate (a positive normal "
+                          "float32, default 0.1)"),
+                 cl::value_desc("X"), cl::init("0.1"),
+                 cl::cat(trainingCategory));
 
 static int fail(const Twine &message) {
   errs() << "pipecc: error: " << message << "\n";
@@ -139,9 +152,28 @@ int main(int argc, char **argv) {
   options.inputPath = inputPath;
   options.outputDir = outputDir;
   options.printSummary = summary;
-  options.elideElementsLimit = elideLimit;
-  options.stages = stages;
-  options.microbatches = microbatches;
+  std::string numberError;
+  constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+  for (auto [flag, text, target, min, max] :
+       {std::tuple{"--elide-elements-larger-than", &elideLimit,
+                   &options.elideElementsLimit, int64_t{0},
+                   std::numeric_limits<int64_t>::max()},
+        // The runtime holds both as int32.
+        std::tuple{"--stages", &stages, &options.stages, int64_t{1},
+                   kInt32Max},
+        std::tuple{"--microbatches", &microbatches, &options.microbatches,
+                   int64_t{1}, kInt32Max}}) {
+    std::optional<int64_t> value =
+        pipecc::rt::parseIntegerOption(flag, *text, min, max, numberError);
+    if (!value)
+      return fail(numberError);
+    *target = *value;
+  }
+  // Recorded and compiled in as the float32 the ranks compute with.
+  std::optional<float> lr =
+      pipecc::rt::parseLearningRateOption("--lr", learningRate, numberError);
+  if (!lr)
+    return fail(numberError);
   options.schedule = schedule;
   options.partition = partitionStrategy;
   options.cutAfter.assign(cutAfter.begin(), cutAfter.end());
@@ -149,7 +181,7 @@ int main(int argc, char **argv) {
   options.loss = loss;
   options.labelInput = labelInput;
   options.lossOutput = lossOutput;
-  options.learningRate = learningRate;
+  options.learningRate = *lr;
   if (!loss.empty() && loss != "cross-entropy" && loss != "mse")
     return fail("--loss " + loss + ": expected cross-entropy or mse");
   // The label input names its data file (<name>.npy): a plain file name.

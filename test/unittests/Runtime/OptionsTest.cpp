@@ -45,9 +45,20 @@ TEST(Options, ParsesEveryOption) {
 TEST(Options, RejectsBadArguments) {
   EXPECT_RUNTIME_ERROR(parse({"--stepz", "3"}), "unknown option '--stepz'");
   EXPECT_RUNTIME_ERROR(parse({"--steps"}), "--steps needs a value");
-  EXPECT_RUNTIME_ERROR(parse({"--steps", "-1"}), "non-negative integer");
-  EXPECT_RUNTIME_ERROR(parse({"--steps", "3x"}), "got '3x'");
-  EXPECT_RUNTIME_ERROR(parse({"--lr", "fast"}), "--lr");
+  EXPECT_RUNTIME_ERROR(parse({"--steps", "-1"}),
+                       "--steps '-1': expected an integer from 0 to");
+  EXPECT_RUNTIME_ERROR(parse({"--steps", "3x"}),
+                       "--steps '3x': expected a decimal integer");
+  EXPECT_RUNTIME_ERROR(parse({"--lr", "fast"}),
+                       "--lr 'fast': expected a decimal number");
+  // The same parser as pipecc's: no silent zero, overflow or hexadecimal.
+  EXPECT_RUNTIME_ERROR(parse({"--lr", "0"}), "--lr '0': the learning rate "
+                                             "must be positive");
+  EXPECT_RUNTIME_ERROR(parse({"--lr", "-0"}), "must be positive");
+  EXPECT_RUNTIME_ERROR(parse({"--lr", "0x10"}), "expected a decimal number");
+  EXPECT_RUNTIME_ERROR(parse({"--lr", "1e39"}), "too large for float32");
+  EXPECT_RUNTIME_ERROR(parse({"--lr", "1e-50"}), "too small for float32");
+  EXPECT_RUNTIME_ERROR(parse({"--lr", "1e-300"}), "too small for float32");
   EXPECT_RUNTIME_ERROR(parse({"--quiet=yes"}), "takes no value");
   EXPECT_RUNTIME_ERROR(parse({"--data", "d", "--synthetic"}),
                        "exclude each other");

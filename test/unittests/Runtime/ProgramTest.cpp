@@ -3,6 +3,7 @@
 #include "TestUtil.h"
 
 #include <cstddef>
+#include <limits>
 
 using namespace pipecc::rt;
 
@@ -56,6 +57,16 @@ TEST_F(ProgramFixture, RejectsMismatchedJob) {
   program.microbatches = 4;
   program.step = nullptr;
   EXPECT_RUNTIME_ERROR(validate(), "no step function");
+}
+
+TEST_F(ProgramFixture, RejectsLearningRatesTheRanksCannotUse) {
+  // No silent substitute (the runtime once trained with 0.1 instead of 0).
+  for (float lr : {0.0f, -0.0f, -0.1f, 1e-40f,
+                   std::numeric_limits<float>::infinity(),
+                   std::numeric_limits<float>::quiet_NaN()}) {
+    program.default_lr = lr;
+    EXPECT_RUNTIME_ERROR(validate(), "not a positive normal float32");
+  }
 }
 
 TEST_F(ProgramFixture, RejectsBadBuffers) {

@@ -66,6 +66,13 @@ struct pipecc_rt_context {
 
 namespace pipecc::rt {
 
+/// "nan", "inf" or "-inf", for messages about a non-finite `value`.
+const char *nonFiniteName(float value);
+/// Index of the first inf or nan among `count` floats, or -1.
+int64_t findNonFinite(const float *data, int64_t count);
+/// dst[i] += src[i]; then the index of the first non-finite dst[i], or -1.
+int64_t addAndFindNonFinite(float *dst, const float *src, int64_t count);
+
 /// Checks the program against the MPI job and its own consistency (buffer
 /// roles, shapes, sizes, gradient/parameter links).
 void validateProgram(const pipecc_rt_rank_program *program, int mpiRank,

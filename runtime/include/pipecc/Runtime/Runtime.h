@@ -27,8 +27,10 @@ extern "C" {
 #endif
 
 /* Bumped whenever pipecc_rt_rank_program or pipecc_rt_buffer_desc change
- * layout; pipecc_rt_main refuses a program built for another version. */
-#define PIPECC_RT_ABI_VERSION 1
+ * layout, or a function the generated code calls changes its signature
+ * (2: micro-batch argument of pipecc_rt_report_loss); pipecc_rt_main
+ * refuses a program built for another version. */
+#define PIPECC_RT_ABI_VERSION 2
 
 /*===----------------------------------------------------------------------===*
  * The program description the compiler emits for each rank
@@ -109,7 +111,9 @@ typedef struct pipecc_rt_rank_program {
   /* Samples per micro-batch, for the samples/s figure. 0: taken from the
    * first dimension of a data input (the largest over all ranks). */
   int64_t microbatch_size;
-  float default_lr;       /* SGD learning rate unless --lr; 0 means 0.1 */
+  /* SGD learning rate unless --lr: positive, finite and normal (the
+   * runtime refuses anything else rather than substituting a value). */
+  float default_lr;
   /* Factor turning an accumulated gradient into the gradient of the step's
    * loss. 0 means 1/microbatches: right when each micro-batch's loss is a
    * mean over its samples and the step's loss is the mean over
@@ -250,10 +254,21 @@ void pipecc_rt_broadcast_bytes(pipecc_rt_context *ctx, void *data,
                                int64_t bytes, int32_t root);
 void pipecc_rt_barrier(pipecc_rt_context *ctx);
 
-/* Records the loss of one micro-batch. Call it on the rank(s) computing the
- * loss, once per micro-batch. The step's loss printed by rank 0 is the mean
- * of all values reported in the step, over all ranks. */
-void pipecc_rt_report_loss(pipecc_rt_context *ctx, float loss);
+/* Records the loss of micro-batch `microbatch`. Call it on the rank(s)
+ * computing the loss, once per micro-batch. The step's loss printed by rank
+ * 0 is the mean of all values reported in the step, over all ranks. A loss
+ * that is inf or nan ends the job ("step <s>, micro-batch <m>: the loss is
+ * nan; ..."), before any weights are updated or saved. */
+void pipecc_rt_report_loss(pipecc_rt_context *ctx, int64_t microbatch,
+                           float loss);
+
+/* Adds micro-batch `microbatch`'s gradient `src` (as many floats as the
+ * buffer holds) into gradient buffer `gradient_buffer_id`. A sum that is
+ * inf or nan ends the job naming the step, the micro-batch and the
+ * parameter, before any weights are updated or saved. */
+void pipecc_rt_accumulate_gradient(pipecc_rt_context *ctx,
+                                   int64_t gradient_buffer_id,
+                                   int64_t microbatch, const float *src);
 
 /* SGD over every gradient buffer of this rank:
  *   param -= lr * gradient_scale * gradient

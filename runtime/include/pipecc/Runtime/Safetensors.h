@@ -67,8 +67,8 @@ public:
 
   /// The complete file image.
   std::vector<char> serialize() const;
-  /// Writes to "<path>.tmp.<pid>" and renames it over `path`, so readers
-  /// never see a half-written file.
+  /// Writes the image with writeFileAtomically (Files.h): readers never see
+  /// a half-written file and no planted link is followed.
   void writeFile(const std::string &path) const;
 
 private:
@@ -81,10 +81,6 @@ private:
   std::vector<Entry> tensors_;
   Metadata metadata_;
 };
-
-/// Fails unless `path` can be written by SafetensorsWriter::writeFile: it
-/// is absent or a regular file, and its folder exists.
-void checkOutputFile(const std::string &path);
 
 } // namespace pipecc::rt
 
