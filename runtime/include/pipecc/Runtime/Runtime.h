@@ -68,7 +68,7 @@ typedef enum pipecc_rt_dtype {
 typedef struct pipecc_rt_buffer_desc {
   /* Parameter: tensor name in the weights file and in --save/--dump-grads
    *   output. Gradient: informational (the parameter's name is used).
-   * Data input: the input's name; the data file is <name>.npy.
+   * Data input: the input's name; the data file is dataFileName(name).
    * Others: a name for error messages (may be NULL). */
   const char *name;
   int32_t role;           /* pipecc_rt_buffer_role */
@@ -136,7 +136,11 @@ typedef struct pipecc_rt_rank_program {
 /* The main function of a rank executable. Command line (every rank gets the
  * same arguments; `--opt=value` also works):
  *   --steps N          training steps (default 1)
- *   --data DIR         one DIR/<input name>.npy per data input of the rank:
+ *   --data DIR         one .npy file per data input of the rank, named by
+ *                      pipecc::rt::dataFileName (DataFileName.h): the
+ *                      input name with bytes outside [A-Za-z0-9_.-] and a
+ *                      leading '.' written %XX, plus ".npy"; a regular
+ *                      file of finite values (float32),
  *                      shape [S, <micro-batch shape without dim 0>...], the
  *                      input's dtype, S a multiple of M * microbatch size.
  *                      Step s uses batch (s mod S/(M*mb)), split into M
@@ -147,14 +151,18 @@ typedef struct pipecc_rt_rank_program {
  *                      parameters by name; "{rank}" in FILE becomes the
  *                      rank number. Default: rank<k>.safetensors in the
  *                      executable's directory. A --save output works here.
- *   --lr X             SGD learning rate (default: the program's)
+ *   --lr X             SGD learning rate (default: the program's); a
+ *                      decimal number whose float32 value is positive,
+ *                      finite and normal (Numbers.h)
  *   --dump-grads FILE  after step 1: rank 0 writes one safetensors file with
  *                      "loss" (F32 scalar, the step's loss) and
  *                      "grad.<parameter name>" for every parameter of every
  *                      rank (gradient of the step's loss, i.e. accumulated
  *                      gradient * gradient_scale, before the update)
  *   --save FILE        after the last step: rank 0 writes all ranks' trained
- *                      parameters by name into one safetensors file
+ *                      parameters by name into one safetensors file (both
+ *                      outputs through Files.h's writeFileAtomically; a
+ *                      non-finite parameter is an error, nothing saved)
  *   --timers           at exit, rank 0 prints every rank's timer totals
  *   --quiet            no per-step lines
  *   --help
