@@ -60,6 +60,33 @@ TEST(LaunchScript, BuildsMpmdCommandForwardingArguments) {
   }
 }
 
+TEST(LaunchScript, FindsRanksThroughLinksFromAnyFolder) {
+  TempDir dir;
+  ASSERT_EQ(mkdir(dir.file("out").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir(dir.file("bin").c_str(), 0755), 0);
+  std::string launch = dir.file("out/launch");
+  writeBytes(launch, renderLaunchScript(1));
+  chmod(launch.c_str(), 0755);
+  std::string fake = dir.file("fake-mpirun");
+  writeBytes(fake, "#!/bin/sh\nfor a in \"$@\"; do echo \"[$a]\"; done\n");
+  chmod(fake.c_str(), 0755);
+  // A relative link, and a link to that link.
+  ASSERT_EQ(symlink("../out/launch", dir.file("bin/train").c_str()), 0);
+  ASSERT_EQ(symlink(dir.file("bin/train").c_str(), dir.file("again").c_str()),
+            0);
+  std::string real = "[" + dir.file("out/rank0") + "]";
+  for (const std::string &command :
+       {"cd '" + dir.file("bin") + "' && ./train",
+        "cd '" + dir.path() + "' && ./again",
+        "cd / && '" + dir.file("bin/train") + "'"}) {
+    std::string output =
+        runAndCapture("PIPECC_MPIRUN='" + fake + "' sh -c \"" + command +
+                      "\" 2>&1");
+    EXPECT_NE(output.find(real), std::string::npos) << command << ": "
+                                                     << output;
+  }
+}
+
 TEST(LaunchScript, OversubscribesOnlyBeyondTheCores) {
   TempDir dir;
   std::string fake = dir.file("fake-mpirun");
