@@ -267,20 +267,37 @@ void dumpGradients(pipecc_rt_context &ctx, float loss) {
 }
 
 /// The last step's update is followed by no loss that would show an
-/// overflow: check the parameters themselves before saving them.
+/// overflow: check the parameters themselves before saving them. Collective:
+/// only the lowest rank holding one reports it, so the job ends with one
+/// message.
 void checkParametersFinite(pipecc_rt_context &ctx) {
-  for (int64_t id = 0; id < ctx.program->num_buffers; ++id) {
+  std::string problem;
+  for (int64_t id = 0; id < ctx.program->num_buffers && problem.empty();
+       ++id) {
     const pipecc_rt_buffer_desc &desc = ctx.program->buffers[id];
     if (desc.role != PIPECC_RT_ROLE_PARAMETER)
       continue;
     const auto *values =
         reinterpret_cast<const float *>(ctx.buffer(id).memory.get());
     if (int64_t bad = findNonFinite(values, desc.bytes / 4); bad >= 0)
-      fail("step ", ctx.options.steps, ": the update made parameter '",
-           desc.name, "' ", nonFiniteName(values[bad]), " at element ",
-           elementIndex(shapeOf(desc), bad),
-           " (learning rate too large?); nothing saved");
+      problem = "step " + std::to_string(ctx.options.steps) +
+                ": the update made parameter '" + desc.name + "' " +
+                nonFiniteName(values[bad]) + " at element " +
+                elementIndex(shapeOf(desc), bad) +
+                " (learning rate too large?); nothing saved";
   }
+  Transport &transport = *ctx.transport;
+  int64_t rank = transport.rank();
+  int64_t most =
+      transport.allreduceMaxI64(problem.empty() ? INT64_MIN : -rank);
+  if (most == INT64_MIN)
+    return;
+  int64_t reporter = -most;
+  if (reporter == rank)
+    fail(problem);
+  // The reporter's abort ends this rank too.
+  transport.barrier(Channel::Control);
+  fail("rank ", reporter, " reported a non-finite parameter");
 }
 
 void saveParameters(pipecc_rt_context &ctx) {

@@ -1,0 +1,91 @@
+//===- NonFiniteTest.cpp - Losses and gradients that stop training --------===//
+//
+// The generated code reports each micro-batch's loss and adds each
+// micro-batch's gradient through the runtime, which ends the job at the
+// first inf or nan, naming the step, the micro-batch and the parameter.
+//
+//===----------------------------------------------------------------------===//
+#include "pipecc/Runtime/Context.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+using namespace pipecc::rt;
+
+namespace {
+
+constexpr int64_t kShape[] = {2, 3};
+
+class NonFiniteFixture : public ::testing::Test {
+protected:
+  pipecc_rt_buffer_desc buffers[2] = {
+      {"fc.weight", PIPECC_RT_ROLE_PARAMETER, PIPECC_RT_F32, 0, 2, kShape, 24,
+       -1, 0},
+      {"fc.weight.grad", PIPECC_RT_ROLE_GRADIENT, PIPECC_RT_F32, 0, 2, kShape,
+       24, 0, 0}};
+  pipecc_rt_rank_program program{};
+  pipecc_rt_context ctx;
+
+  void SetUp() override {
+    program.microbatches = 4;
+    program.num_buffers = 2;
+    program.buffers = buffers;
+    ctx.program = &program;
+    ctx.buffers.resize(2);
+    for (int i = 0; i < 2; ++i) {
+      ctx.buffers[i].desc = &buffers[i];
+      auto *memory = static_cast<char *>(std::aligned_alloc(64, 64));
+      std::fill(memory, memory + 64, 0);
+      ctx.buffers[i].memory.reset(memory);
+    }
+    ctx.stepIndex = 6; // step 7
+  }
+  float *gradient() {
+    return reinterpret_cast<float *>(ctx.buffers[1].memory.get());
+  }
+};
+
+TEST_F(NonFiniteFixture, FiniteGradientsAccumulate) {
+  float src[6] = {1, 2, 3, 4, 5, 6};
+  pipecc_rt_accumulate_gradient(&ctx, 1, 0, src);
+  pipecc_rt_accumulate_gradient(&ctx, 1, 1, src);
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(gradient()[i], 2 * src[i]);
+  pipecc_rt_report_loss(&ctx, 0, 0.5f);
+  pipecc_rt_report_loss(&ctx, 1, 1.5f);
+  EXPECT_EQ(ctx.lossSum, 2.0);
+  EXPECT_EQ(ctx.lossCount, 2);
+}
+
+using NonFiniteDeathTest = NonFiniteFixture;
+
+TEST_F(NonFiniteDeathTest, NanGradientNamesStepMicrobatchAndParameter) {
+  float src[6] = {0, 0, 0, 0, std::numeric_limits<float>::quiet_NaN(), 0};
+  EXPECT_EXIT(pipecc_rt_accumulate_gradient(&ctx, 1, 3, src),
+              ::testing::ExitedWithCode(1),
+              "^pipecc-runtime: error: step 7, micro-batch 3: the gradient of "
+              "'fc.weight' is nan at element 4; training stopped, nothing "
+              "saved\n$");
+}
+
+TEST_F(NonFiniteDeathTest, OverflowingSumIsCaught) {
+  float src[6] = {0, 3e38f, 0, 0, 0, 0};
+  pipecc_rt_accumulate_gradient(&ctx, 1, 0, src);
+  EXPECT_EXIT(pipecc_rt_accumulate_gradient(&ctx, 1, 1, src),
+              ::testing::ExitedWithCode(1),
+              "step 7, micro-batch 1: the gradient of 'fc.weight' is inf at "
+              "element 1");
+}
+
+TEST_F(NonFiniteDeathTest, NonFiniteLossNamesStepAndMicrobatch) {
+  EXPECT_EXIT(pipecc_rt_report_loss(&ctx, 2,
+                                    -std::numeric_limits<float>::infinity()),
+              ::testing::ExitedWithCode(1),
+              "^pipecc-runtime: error: step 7, micro-batch 2: the loss is "
+              "-inf; training stopped, nothing saved\n$");
+}
+
+} // namespace
