@@ -100,8 +100,8 @@ std::vector<char> readRegularFile(const std::string &path) {
     if (got < 0)
       fail(path, ": read error: ", std::strerror(errno));
     if (got == 0)
-      fail(path, ": file shrank while being read (", done, " of ",
-           bytes.size(), " bytes)");
+      fail(path, ": file shrank while being read (", done, " of ", bytes.size(),
+           " bytes)");
     done += static_cast<size_t>(got);
   }
   return bytes;

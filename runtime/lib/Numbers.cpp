@@ -83,8 +83,9 @@ std::optional<float> parseLearningRateOption(std::string_view option,
   // Zero or negative is read from the text: "-0" and "0e5" are no
   // learning rates whatever their rounding.
   bool negative = text[0] == '-';
-  bool zero = text.substr(0, text.find_first_of("eE")).find_first_of(
-                  "123456789") == std::string_view::npos;
+  bool zero =
+      text.substr(0, text.find_first_of("eE")).find_first_of("123456789") ==
+      std::string_view::npos;
   if (negative || zero) {
     error = prefix(option, text) + "the learning rate must be positive";
     return std::nullopt;
@@ -94,8 +95,8 @@ std::optional<float> parseLearningRateOption(std::string_view option,
   std::string copy(text);
   float value = std::strtof(copy.c_str(), nullptr);
   if (std::isinf(value)) {
-    error = prefix(option, text) +
-            "too large for float32 (at most 3.40282347e+38)";
+    error =
+        prefix(option, text) + "too large for float32 (at most 3.40282347e+38)";
     return std::nullopt;
   }
   if (!isValidLearningRate(value)) {

@@ -23,8 +23,8 @@ TEST(DataFileName, NoNameLeavesTheFolder) {
   EXPECT_EQ(dataFileName("."), "%2E.npy");
   EXPECT_EQ(dataFileName(".hidden"), "%2Ehidden.npy");
   EXPECT_EQ(dataFileName(""), "%.npy");
-  for (const char *name : {"../../outside", "a/b", "..", ".", "", "/",
-                           "a\\b", "\n", "x\0y"}) {
+  for (const char *name :
+       {"../../outside", "a/b", "..", ".", "", "/", "a\\b", "\n", "x\0y"}) {
     std::string file = dataFileName(name);
     EXPECT_EQ(file.find('/'), std::string::npos) << file;
     EXPECT_NE(file[0], '.') << file;

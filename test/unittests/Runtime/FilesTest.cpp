@@ -47,9 +47,9 @@ TEST(Files, WriteFollowsNoPlantedLink) {
   // destination itself.
   std::string out = dir.file("w.safetensors");
   for (int pid = getpid() - 50; pid < getpid() + 50; ++pid)
-    ASSERT_EQ(symlink(victim.c_str(),
-                      (out + ".tmp." + std::to_string(pid)).c_str()),
-              0);
+    ASSERT_EQ(
+        symlink(victim.c_str(), (out + ".tmp." + std::to_string(pid)).c_str()),
+        0);
   ASSERT_EQ(symlink(victim.c_str(), out.c_str()), 0);
 
   writeFileAtomically(out, "new", 3);
@@ -98,8 +98,8 @@ TEST(Files, ReadRefusesWhatIsNotARegularFile) {
   ASSERT_EQ(symlink("/dev/zero", dir.file("zero.npy").c_str()), 0);
   EXPECT_RUNTIME_ERROR(NpyArray::load(dir.file("zero.npy")), "zero.npy",
                        "is a character device");
-  EXPECT_RUNTIME_ERROR(SafetensorsFile::load(dir.file("zero.npy")),
-                       "zero.npy", "is a character device");
+  EXPECT_RUNTIME_ERROR(SafetensorsFile::load(dir.file("zero.npy")), "zero.npy",
+                       "is a character device");
   EXPECT_RUNTIME_ERROR(readRegularFile(dir.file("none")), "none",
                        "cannot open");
 }

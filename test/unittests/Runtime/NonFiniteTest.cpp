@@ -21,11 +21,11 @@ constexpr int64_t kShape[] = {2, 3};
 
 class NonFiniteFixture : public ::testing::Test {
 protected:
-  pipecc_rt_buffer_desc buffers[2] = {
-      {"fc.weight", PIPECC_RT_ROLE_PARAMETER, PIPECC_RT_F32, 0, 2, kShape, 24,
-       -1, 0},
-      {"fc.weight.grad", PIPECC_RT_ROLE_GRADIENT, PIPECC_RT_F32, 0, 2, kShape,
-       24, 0, 0}};
+  pipecc_rt_buffer_desc buffers[2] = {{"fc.weight", PIPECC_RT_ROLE_PARAMETER,
+                                       PIPECC_RT_F32, 0, 2, kShape, 24, -1, 0},
+                                      {"fc.weight.grad",
+                                       PIPECC_RT_ROLE_GRADIENT, PIPECC_RT_F32,
+                                       0, 2, kShape, 24, 0, 0}};
   pipecc_rt_rank_program program{};
   pipecc_rt_context ctx;
 
@@ -81,11 +81,11 @@ TEST_F(NonFiniteDeathTest, OverflowingSumIsCaught) {
 }
 
 TEST_F(NonFiniteDeathTest, NonFiniteLossNamesStepAndMicrobatch) {
-  EXPECT_EXIT(pipecc_rt_report_loss(&ctx, 2,
-                                    -std::numeric_limits<float>::infinity()),
-              ::testing::ExitedWithCode(1),
-              "^pipecc-runtime: error: step 7, micro-batch 2: the loss is "
-              "-inf; training stopped, nothing saved\n$");
+  EXPECT_EXIT(
+      pipecc_rt_report_loss(&ctx, 2, -std::numeric_limits<float>::infinity()),
+      ::testing::ExitedWithCode(1),
+      "^pipecc-runtime: error: step 7, micro-batch 2: the loss is "
+      "-inf; training stopped, nothing saved\n$");
 }
 
 } // namespace

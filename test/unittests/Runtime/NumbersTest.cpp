@@ -45,8 +45,8 @@ TEST(Numbers, IntegersInRange) {
 
 TEST(Numbers, IntegersRefused) {
   EXPECT_EQ(integerError("abc"), "--stages 'abc': expected a decimal integer");
-  for (const char *text : {"", " 4", "4 ", "4x", "0x10", "4.0", "1e2", "+",
-                           "-", "--4", "inf", "nan", "٣"})
+  for (const char *text : {"", " 4", "4 ", "4x", "0x10", "4.0", "1e2", "+", "-",
+                           "--4", "inf", "nan", "٣"})
     EXPECT_NE(integerError(text).find("expected a decimal integer"),
               std::string::npos)
         << text;
