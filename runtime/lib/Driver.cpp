@@ -201,8 +201,9 @@ void checkInputsAgreeAcrossRanks(pipecc_rt_context &ctx) {
     if (entry.second.array)
       local = entry.second.batches;
   int64_t most = ctx.transport->allreduceMaxI64(local);
+  // -INT64_MAX, not INT64_MIN: negating the result must not overflow.
   int64_t fewest =
-      -ctx.transport->allreduceMaxI64(local ? -local : INT64_MIN);
+      -ctx.transport->allreduceMaxI64(local ? -local : -INT64_MAX);
   if (local && (most != fewest))
     fail("the data inputs of different ranks hold different numbers of "
          "samples (between ", fewest, " and ", most, " steps' worth)");
