@@ -106,6 +106,10 @@ void pipecc::installFailureHandlers() {
   // Past a file-size limit, write fails with EFBIG instead of the process
   // being killed (by LLVM's crash handler, with a stack dump).
   std::signal(SIGXFSZ, SIG_IGN);
+  // A closed pipe on stdout (`pipecc --emit=graph -o out | head`) is a failed
+  // write too, reported and cleaned up, not LLVM's silent exit 74 that
+  // leaves the staging folder behind.
+  std::signal(SIGPIPE, SIG_IGN);
 
   // Threads inherit the mask, so blocking here, before the MLIR context
   // starts its thread pool, routes the signals to the waiting thread alone.

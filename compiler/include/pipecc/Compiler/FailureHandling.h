@@ -12,8 +12,9 @@ namespace pipecc {
 /// exit code 1. Covers SIGINT, SIGTERM and SIGHUP (blocked in every thread and
 /// taken by a dedicated thread with sigwait, so the cleanup runs outside
 /// signal context), LLVM's fatal and out-of-memory error handlers, and
-/// SIGXFSZ (ignored, so a write past a file-size limit fails with EFBIG and
-/// is reported like any other write error). A termination signal the parent
+/// SIGXFSZ and SIGPIPE (ignored, so a write past a file-size limit or into a
+/// closed pipe fails with EFBIG or EPIPE and is reported like any other
+/// write error). A termination signal the parent
 /// process ignores (nohup) stays ignored. Call it in main after InitLLVM and
 /// before anything starts a thread.
 void installFailureHandlers();
