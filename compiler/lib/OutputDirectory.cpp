@@ -273,6 +273,9 @@ OutputDirectory::create(llvm::StringRef path, const Options &options,
             ": " + ec.message();
     return std::nullopt;
   }
+  // Held until the staging folder is registered, so a signal cannot leave
+  // it behind.
+  auto hold = holdFailureCleanup();
   std::string staging;
   if (!createUniqueFolder(std::string(absolute) + ".pipecc-staging-", staging,
                           error))
