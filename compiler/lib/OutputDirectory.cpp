@@ -128,15 +128,17 @@ bool unclaimedEntries(llvm::StringRef folder,
   }
   llvm::sort(names);
   for (const std::string &name : names) {
-    if (name == OutputDirectory::kManifestName)
-      continue;
     llvm::SmallString<256> path(folder);
     llvm::sys::path::append(path, name);
-    auto listed = manifest.find(name);
     fs::file_status status;
-    if (listed == manifest.end() ||
-        fs::status(path, status, /*follow=*/false) ||
-        status.type() != fs::file_type::regular_file) {
+    bool isFile = !fs::status(path, status, /*follow=*/false) &&
+                  status.type() == fs::file_type::regular_file;
+    // The manifest is pipecc's while it is a file (a folder by that name,
+    // with whatever it holds, is not).
+    if (name == OutputDirectory::kManifestName && isFile)
+      continue;
+    auto listed = manifest.find(name);
+    if (listed == manifest.end() || !isFile) {
       unclaimed.push_back(quoted(name));
       continue;
     }
