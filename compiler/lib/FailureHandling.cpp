@@ -7,7 +7,6 @@
 #include "llvm/Support/ErrorHandling.h"
 
 #include <csignal>
-#include <cstring>
 #include <pthread.h>
 #include <string>
 #include <sys/types.h>
@@ -31,23 +30,25 @@ CleanupState &state() {
   return *instance;
 }
 
-/// Writes with write(2) only: the handlers may run after memory ran out or
-/// while stderr's stream is in an error state.
+/// Writes one line with write(2) only: the handlers may run after memory ran
+/// out or while stderr's stream is in an error state. Control characters in
+/// the message (an LLVM reason may span lines) become spaces.
 void writeError(const char *first, const char *second = "") {
-  auto put = [](const char *text) {
-    size_t length = std::strlen(text);
-    while (length > 0) {
-      ssize_t written = ::write(STDERR_FILENO, text, length);
-      if (written <= 0)
-        return;
-      text += written;
-      length -= static_cast<size_t>(written);
-    }
-  };
-  put("pipecc: error: ");
-  put(first);
-  put(second);
-  put("\n");
+  char line[1024];
+  size_t length = 0;
+  for (const char *part : {"pipecc: error: ", first, second})
+    for (const char *c = part; *c && length + 1 < sizeof(line); ++c)
+      line[length++] =
+          static_cast<unsigned char>(*c) < 0x20 ? ' ' : *c;
+  line[length++] = '\n';
+  const char *text = line;
+  while (length > 0) {
+    ssize_t written = ::write(STDERR_FILENO, text, length);
+    if (written <= 0)
+      return;
+    text += written;
+    length -= static_cast<size_t>(written);
+  }
 }
 
 /// Kills the linker, removes the staging folder, and ends the process. The
