@@ -9,6 +9,9 @@ starts a foreground job (lit's workers ignore SIGINT, which children would
 inherit). With SIGNAL written `ignored-SIGHUP`, pipecc starts with it
 ignored instead, as under nohup, and no link is planted.
 
+With $INTERRUPT_AFTER_FILE set, it also waits until that file exists (a
+slow linker writes it, to be interrupted while it runs).
+
 Usage: interrupt_compile.py SIGNAL OUT_DIR CANARY_DIR pipecc ARGS...
 Prints pipecc's exit status and its stderr.
 """
@@ -40,6 +43,9 @@ def main():
         if process.poll() is not None:
             break
         staging = glob.glob(glob.escape(out) + ".pipecc-staging-*")
+        after = os.environ.get("INTERRUPT_AFTER_FILE")
+        if after and not os.path.exists(after):
+            staging = []
         time.sleep(0.005)
     if not staging:
         process.kill()
