@@ -38,8 +38,7 @@ void writeError(const char *first, const char *second = "") {
   size_t length = 0;
   for (const char *part : {"pipecc: error: ", first, second})
     for (const char *c = part; *c && length + 1 < sizeof(line); ++c)
-      line[length++] =
-          static_cast<unsigned char>(*c) < 0x20 ? ' ' : *c;
+      line[length++] = static_cast<unsigned char>(*c) < 0x20 ? ' ' : *c;
   line[length++] = '\n';
   const char *text = line;
   while (length > 0) {
@@ -54,6 +53,14 @@ void writeError(const char *first, const char *second = "") {
 /// Kills the linker, removes the staging folder, and ends the process. The
 /// lock is never released: the main thread cannot commit afterwards.
 [[noreturn]] void cleanUpAndExit(const char *message, const char *detail) {
+  // The cleanup itself may fail the same way (out of memory while listing
+  // the folder): then end at once rather than recurse.
+  static thread_local bool cleaningUp = false;
+  if (cleaningUp) {
+    writeError(message, detail);
+    ::_exit(1);
+  }
+  cleaningUp = true;
   CleanupState &cleanup = state();
   cleanup.mutex.lock();
   if (cleanup.child > 0) {
@@ -122,7 +129,8 @@ void pipecc::installFailureHandlers() {
     else
       sigaddset(&signals, signal);
   }
-  if (sigisemptyset(&signals) || pthread_sigmask(SIG_BLOCK, &signals, nullptr) != 0)
+  if (sigisemptyset(&signals) ||
+      pthread_sigmask(SIG_BLOCK, &signals, nullptr) != 0)
     return;
   std::thread([signals] {
     int signal = 0;

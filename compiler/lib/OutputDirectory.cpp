@@ -113,8 +113,7 @@ llvm::StringMap<FileDigest> readManifest(llvm::StringRef folder) {
 /// What in `folder` pipecc may not replace: entries its manifest does not
 /// list, or lists with another size or hash. Sorted, each quoted.
 bool unclaimedEntries(llvm::StringRef folder,
-                      std::vector<std::string> &unclaimed,
-                      std::string &error) {
+                      std::vector<std::string> &unclaimed, std::string &error) {
   llvm::StringMap<FileDigest> manifest = readManifest(folder);
   std::error_code ec;
   std::vector<std::string> names;
@@ -122,8 +121,7 @@ bool unclaimedEntries(llvm::StringRef folder,
        !ec && it != end; it.increment(ec))
     names.push_back(llvm::sys::path::filename(it->path()).str());
   if (ec) {
-    error = "cannot read output folder " + quoted(folder) + ": " +
-            ec.message();
+    error = "cannot read output folder " + quoted(folder) + ": " + ec.message();
     return false;
   }
   llvm::sort(names);
@@ -257,9 +255,9 @@ OutputDirectory::OutputDirectory(std::string finalPath, std::string stagingDir,
     : finalPath(std::move(finalPath)), stagingDir(std::move(stagingDir)),
       options(std::move(options)) {}
 
-std::optional<OutputDirectory>
-OutputDirectory::create(llvm::StringRef path, const Options &options,
-                        std::string &error) {
+std::optional<OutputDirectory> OutputDirectory::create(llvm::StringRef path,
+                                                       const Options &options,
+                                                       std::string &error) {
   bool exists = false;
   if (!existingFolder(path, exists, error))
     return std::nullopt;
@@ -313,8 +311,7 @@ std::string OutputDirectory::stagingPath(llvm::StringRef relative) const {
 
 bool OutputDirectory::writeFile(
     llvm::StringRef relative,
-    const std::function<void(llvm::raw_ostream &)> &write,
-    std::string &error) {
+    const std::function<void(llvm::raw_ostream &)> &write, std::string &error) {
   std::error_code ec;
   std::string path = stagingPath(relative);
   llvm::raw_fd_ostream os(path, ec, fs::CD_CreateNew, fs::FA_Write,
@@ -355,11 +352,11 @@ bool OutputDirectory::commit(std::string &error) {
     FileDigest digest;
     if (!digestFile(stagingPath(name), digest, error))
       return false;
-    manifest += std::to_string(digest.size) + " " + digest.sha256 + " " +
-                name + "\n";
+    manifest +=
+        std::to_string(digest.size) + " " + digest.sha256 + " " + name + "\n";
   }
-  if (!writeFile(kManifestName,
-                 [&](llvm::raw_ostream &os) { os << manifest; }, error))
+  if (!writeFile(
+          kManifestName, [&](llvm::raw_ostream &os) { os << manifest; }, error))
     return false;
 
   // From here a signal waits until the swap is done.
@@ -387,8 +384,7 @@ bool OutputDirectory::commit(std::string &error) {
                   RENAME_EXCHANGE) == 0) {
     old = stagingDir;
   } else if (errno != EINVAL && errno != ENOSYS) {
-    error = "cannot replace " + quoted(finalPath) + ": " +
-            std::strerror(errno);
+    error = "cannot replace " + quoted(finalPath) + ": " + std::strerror(errno);
     return false;
   }
 #endif
@@ -398,8 +394,8 @@ bool OutputDirectory::commit(std::string &error) {
     if (!createUniqueFolder(finalPath + ".pipecc-old-", old, error))
       return false;
     if (::rename(finalPath.c_str(), old.c_str()) != 0) {
-      error = "cannot replace " + quoted(finalPath) + ": " +
-              std::strerror(errno);
+      error =
+          "cannot replace " + quoted(finalPath) + ": " + std::strerror(errno);
       ::rmdir(old.c_str());
       return false;
     }

@@ -28,8 +28,8 @@ int removeEntryAt(int parentFd, const char *name) {
     return errno;
   // O_NOFOLLOW: if the folder was swapped for a link since, this fails
   // rather than opening the link's target.
-  int fd = ::openat(parentFd, name,
-                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int fd =
+      ::openat(parentFd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     return errno == ENOENT ? 0 : errno;
   // A file may appear while we empty the folder (a process still writing):
