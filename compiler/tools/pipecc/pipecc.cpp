@@ -189,6 +189,9 @@ int main(int argc, char **argv) {
   if (!options.emit && !options.printSummary && options.outputDir.empty())
     return fail("nothing to do: give -o <dir>, --emit=<phase> or --summary");
   int status = pipecc::runDriver(options, outs());
+  // An unwritable stderr loses the messages, not the result: the exit
+  // status says it, rather than LLVM ERROR from errs()'s destructor.
+  errs().clear_error();
   // A write error still buffered must not reach outs()'s destructor, which
   // reports it as LLVM ERROR.
   outs().flush();
