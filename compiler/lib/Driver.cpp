@@ -170,7 +170,8 @@ int64_t firstBatchDim(ModuleOp module) {
 
 } // namespace
 
-int pipecc::runDriver(const DriverOptions &options, llvm::raw_ostream &out) {
+int pipecc::runDriver(const DriverOptions &options,
+                      llvm::raw_fd_ostream &out) {
   DialectRegistry registry;
   registerAllPipeccDialects(registry);
   MLIRContext context(registry);
@@ -206,8 +207,11 @@ int pipecc::runDriver(const DriverOptions &options, llvm::raw_ostream &out) {
   std::optional<OutputDirectory> outputDir;
   if (!options.outputDir.empty()) {
     std::string error;
+    OutputDirectory::Options folderOptions;
+    folderOptions.force = options.force;
+    folderOptions.inputPath = options.inputPath;
     std::optional<OutputDirectory> created =
-        OutputDirectory::create(options.outputDir, error);
+        OutputDirectory::create(options.outputDir, folderOptions, error);
     if (!created)
       return fail(error);
     outputDir.emplace(std::move(*created));
@@ -215,11 +219,24 @@ int pipecc::runDriver(const DriverOptions &options, llvm::raw_ostream &out) {
 
   OpPrintingFlags flags;
   flags.elideLargeElementsAttrs(options.elideElementsLimit);
+  // Printing is checked where it happens: an unwritable stdout (a full
+  // disk, /dev/full) is an error like any other, and raw_ostream must not
+  // meet it first (its destructor would end the process with LLVM ERROR).
+  auto outputFailed = [&]() {
+    out.flush();
+    if (!out.has_error())
+      return false;
+    std::error_code ec = out.error();
+    out.clear_error();
+    fail("cannot write to standard output: " + ec.message());
+    return true;
+  };
   auto emitIfAsked = [&](Phase phase, Operation *op) {
     if (options.emit == phase) {
       op->print(out, flags);
       out << "\n";
     }
+    return !outputFailed();
   };
 
   // Graph: the model as the user gave it (full batch).
@@ -232,9 +249,13 @@ int pipecc::runDriver(const DriverOptions &options, llvm::raw_ostream &out) {
   };
   if (failed(runPasses(*module, cleanup)))
     return 1;
-  emitIfAsked(Phase::Graph, *module);
-  if (options.printSummary)
+  if (!emitIfAsked(Phase::Graph, *module))
+    return 1;
+  if (options.printSummary) {
     printModelSummary(*module, out);
+    if (outputFailed())
+      return 1;
+  }
   std::string error;
   if (outputDir && !outputDir->writeFile(
                        "graph.mlir",
@@ -267,7 +288,8 @@ int pipecc::runDriver(const DriverOptions &options, llvm::raw_ostream &out) {
           return parsePassPipeline(autodiffPipeline(options), pm);
         })))
       return 1;
-    emitIfAsked(Phase::Autodiff, *module);
+    if (!emitIfAsked(Phase::Autodiff, *module))
+      return 1;
   }
   if (reaches(last, Phase::Partition)) {
     if (failed(runPasses(*module, [&](OpPassManager &pm) {
@@ -281,21 +303,24 @@ int pipecc::runDriver(const DriverOptions &options, llvm::raw_ostream &out) {
           return success();
         })))
       return 1;
-    emitIfAsked(Phase::Partition, *module);
+    if (!emitIfAsked(Phase::Partition, *module))
+      return 1;
   }
   if (reaches(last, Phase::Schedule)) {
     if (failed(runPasses(*module, [&](OpPassManager &pm) {
           return parsePassPipeline(schedulePipeline(options), pm);
         })))
       return 1;
-    emitIfAsked(Phase::Schedule, *module);
+    if (!emitIfAsked(Phase::Schedule, *module))
+      return 1;
   }
   SmallVector<OwningOpRef<ModuleOp>> rankModules;
   if (reaches(last, Phase::Lower)) {
     if (failed(codegen::lowerRankModules(*module, settings, rankModules)))
       return 1;
     for (OwningOpRef<ModuleOp> &rank : rankModules)
-      emitIfAsked(Phase::Lower, *rank);
+      if (!emitIfAsked(Phase::Lower, *rank))
+        return 1;
   }
   if (reaches(last, Phase::Codegen)) {
     if (!outputDir)

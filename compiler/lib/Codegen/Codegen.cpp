@@ -143,7 +143,7 @@ static LogicalResult writeWeights(ModuleOp module, StringRef path,
   while (json.size() % 8)
     json.push_back(' ');
   std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::CD_CreateNew);
   if (ec)
     return module.emitError("cannot write '") << path << "': "
                                               << ec.message();
@@ -153,6 +153,14 @@ static LogicalResult writeWeights(ModuleOp module, StringRef path,
     lengthBytes[i] = static_cast<char>((length >> (8 * i)) & 0xff);
   os.write(lengthBytes, 8);
   os << json << data;
+  os.close();
+  // A full disk or a file-size limit shows here, not in the destructor.
+  if (os.has_error()) {
+    std::error_code writeError = os.error();
+    os.clear_error();
+    return module.emitError("cannot write '")
+           << path << "': " << writeError.message();
+  }
   return success();
 }
 
@@ -265,9 +273,11 @@ LogicalResult codegen::emitPipeline(
                            },
                            error))
     return pipelineModule.emitError(error);
-  llvm::sys::fs::setPermissions(outputDir.stagingPath("launch"),
-                                llvm::sys::fs::all_read |
-                                    llvm::sys::fs::all_exe |
-                                    llvm::sys::fs::owner_write);
+  if (std::error_code ec = llvm::sys::fs::setPermissions(
+          outputDir.stagingPath("launch"),
+          llvm::sys::fs::all_read | llvm::sys::fs::all_exe |
+              llvm::sys::fs::owner_write))
+    return pipelineModule.emitError("cannot make 'launch' executable: ")
+           << ec.message();
   return success();
 }

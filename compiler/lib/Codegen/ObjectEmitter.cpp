@@ -1,6 +1,8 @@
 // From the LLVM dialect to an object file and a linked rank executable.
 #include "pipecc/Compiler/ObjectEmitter.h"
 
+#include "pipecc/Compiler/FailureHandling.h"
+
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -17,8 +19,18 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <cerrno>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
 #include <mutex>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+extern char **environ;
 
 using namespace mlir;
 using namespace pipecc;
@@ -70,7 +82,8 @@ LogicalResult codegen::emitObjectFile(ModuleOp module, StringRef objectPath) {
   }
 
   std::error_code ec;
-  llvm::raw_fd_ostream os(objectPath, ec, llvm::sys::fs::OF_None);
+  llvm::raw_fd_ostream os(objectPath, ec, llvm::sys::fs::CD_CreateNew,
+                          llvm::sys::fs::FA_Write, llvm::sys::fs::OF_None);
   if (ec)
     return module.emitError("cannot write '")
            << objectPath << "': " << ec.message();
@@ -81,10 +94,78 @@ LogicalResult codegen::emitObjectFile(ModuleOp module, StringRef objectPath) {
   passes.run(*llvmModule);
   os.close();
   if (os.has_error()) {
+    std::error_code writeError = os.error();
     os.clear_error();
-    return module.emitError("cannot write '") << objectPath << "'";
+    return module.emitError("cannot write '")
+           << objectPath << "': " << writeError.message();
   }
   return success();
+}
+
+/// Runs the linker with output to `logPath` and returns its exit status
+/// (-1 if it could not run or was killed). pipecc keeps its termination
+/// signals blocked (a dedicated thread takes them), so the linker gets them
+/// unblocked, in a process group of its own that the signal thread kills
+/// whole (the compiler driver and the linker it starts) before removing the
+/// staging folder they write into.
+static int runLinker(ArrayRef<std::string> args, StringRef logPath,
+                     std::string &error) {
+  std::vector<char *> argv;
+  for (const std::string &arg : args)
+    argv.push_back(const_cast<char *>(arg.c_str()));
+  argv.push_back(nullptr);
+  std::string log = logPath.str();
+
+  posix_spawn_file_actions_t files;
+  posix_spawnattr_t attributes;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&files, 1, log.c_str(),
+                                   O_WRONLY | O_TRUNC, 0);
+  posix_spawn_file_actions_adddup2(&files, 1, 2);
+  posix_spawnattr_init(&attributes);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  // The signals pipecc ignores for itself get their usual meaning back.
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  sigaddset(&defaults, SIGXFSZ);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK |
+                                            POSIX_SPAWN_SETSIGDEF |
+                                            POSIX_SPAWN_SETPGROUP);
+  pid_t pid = 0;
+  // Held until the linker is registered, so a signal cannot miss it.
+  auto hold = holdFailureCleanup();
+  int spawnError = posix_spawn(&pid, argv[0], &files, &attributes,
+                               argv.data(), environ);
+  posix_spawn_file_actions_destroy(&files);
+  posix_spawnattr_destroy(&attributes);
+  if (spawnError != 0) {
+    error = "cannot run '" + args[0] + "': " + std::strerror(spawnError);
+    return -1;
+  }
+  setChildProcessForCleanup(pid);
+  hold.unlock();
+  int waitStatus = 0;
+  pid_t waited;
+  do {
+    waited = ::waitpid(pid, &waitStatus, 0);
+  } while (waited < 0 && errno == EINTR);
+  setChildProcessForCleanup(0);
+  if (waited < 0) {
+    error = std::string("cannot wait for the linker: ") + std::strerror(errno);
+    return -1;
+  }
+  if (WIFSIGNALED(waitStatus)) {
+    error = std::string("the linker was killed by ") +
+            strsignal(WTERMSIG(waitStatus));
+    return -1;
+  }
+  return WEXITSTATUS(waitStatus);
 }
 
 bool codegen::linkRankExecutable(ArrayRef<std::string> objects,
@@ -112,23 +193,32 @@ bool codegen::linkRankExecutable(ArrayRef<std::string> objects,
   args.push_back("@" + linkFile);
   args.push_back("-o");
   args.push_back(executablePath.str());
-  SmallVector<StringRef> argRefs(args.begin(), args.end());
 
   SmallString<128> logPath;
-  llvm::sys::fs::createTemporaryFile("pipecc-link", "log", logPath);
-  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
-                                          StringRef(logPath)};
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+          "pipecc-link", "log", logPath)) {
+    error = "cannot create the linker's log file: " + ec.message();
+    return false;
+  }
   std::string execError;
-  int status = llvm::sys::ExecuteAndWait(*cxx, argRefs, std::nullopt,
-                                         redirects, 0, 0, &execError);
+  int status = runLinker(args, logPath, execError);
   std::string log;
   if (auto buffer = llvm::MemoryBuffer::getFile(logPath))
     log = (*buffer)->getBuffer().str();
   llvm::sys::fs::remove(logPath);
   if (status != 0) {
+    // One line: the linker's first error, else its first line.
+    SmallVector<StringRef> lines;
+    StringRef(log).split(lines, '\n', -1, /*KeepEmpty=*/false);
+    StringRef firstLine = lines.empty() ? "" : lines.front().trim();
+    for (StringRef line : lines)
+      if (line.contains_insensitive("error") || line.contains("failed")) {
+        firstLine = line.trim();
+        break;
+      }
     error = "linking '" + executablePath.str() + "' failed" +
             (execError.empty() ? "" : ": " + execError) +
-            (log.empty() ? "" : ":\n" + log);
+            (firstLine.empty() ? "" : ": " + firstLine.str());
     return false;
   }
   return true;

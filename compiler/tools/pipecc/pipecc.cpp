@@ -2,6 +2,7 @@
 // The driver's logic lives in the PipeccCompiler library; this file only
 // turns the command line into DriverOptions.
 #include "pipecc/Compiler/Driver.h"
+#include "pipecc/Compiler/FailureHandling.h"
 #include "pipecc/Compiler/InitAll.h"
 #include "pipecc/Runtime/Numbers.h"
 
@@ -29,6 +30,11 @@ static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"),
 static cl::opt<std::string> outputDir("o", cl::desc("Output folder"),
                                       cl::value_desc("dir"),
                                       cl::cat(pipeccCategory));
+static cl::opt<bool>
+    force("force",
+          cl::desc("Replace the -o folder even if it holds files pipecc did "
+                   "not write (never one holding the model)"),
+          cl::cat(pipeccCategory));
 
 static std::string phaseList() {
   std::string list;
@@ -113,7 +119,11 @@ static int fail(const Twine &message) {
 }
 
 int main(int argc, char **argv) {
+  pipecc::noteInheritedSignalDispositions(); // before InitLLVM's handlers
   InitLLVM initLLVM(argc, argv);
+  // Before anything starts a thread: signals, fatal errors and full disks
+  // end as one `pipecc: error:` line with the staging folder removed.
+  pipecc::installFailureHandlers();
   // Phases run registered passes, so pipecc-opt can replay any of them.
   pipecc::registerAllPipeccPasses();
   mlir::registerAsmPrinterCLOptions();
@@ -151,6 +161,7 @@ int main(int argc, char **argv) {
   pipecc::DriverOptions options;
   options.inputPath = inputPath;
   options.outputDir = outputDir;
+  options.force = force;
   options.printSummary = summary;
   std::string numberError;
   constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
@@ -209,5 +220,18 @@ int main(int argc, char **argv) {
   }
   if (!options.emit && !options.printSummary && options.outputDir.empty())
     return fail("nothing to do: give -o <dir>, --emit=<phase> or --summary");
-  return pipecc::runDriver(options, outs());
+  int status = pipecc::runDriver(options, outs());
+  // An unwritable stderr loses the messages, not the result: the exit
+  // status says it, rather than LLVM ERROR from errs()'s destructor.
+  errs().clear_error();
+  // A write error still buffered must not reach outs()'s destructor, which
+  // reports it as LLVM ERROR.
+  outs().flush();
+  if (outs().has_error()) {
+    std::error_code ec = outs().error();
+    outs().clear_error();
+    return status ? status
+                  : fail("cannot write to standard output: " + ec.message());
+  }
+  return status;
 }

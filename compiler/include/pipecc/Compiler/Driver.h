@@ -16,6 +16,8 @@ struct DriverOptions {
   std::string inputPath;
   /// Output folder; empty when only printing.
   std::string outputDir;
+  /// Replace an output folder holding files pipecc did not write.
+  bool force = false;
   /// Stop after this phase (default: the last implemented one).
   std::optional<Phase> compileTo;
   /// Print the IR after this phase to `out`.
@@ -44,10 +46,11 @@ struct DriverOptions {
 };
 
 /// Runs the compiler. Diagnostics go to the context's handler (stderr by
-/// default); `out` receives printed IR and summaries. Returns 0 on success,
-/// 1 on any error. An output folder is written only when every phase
-/// succeeded: it is built in a temporary sibling folder and renamed.
-int runDriver(const DriverOptions &options, llvm::raw_ostream &out);
+/// default); `out` (a file, so that failed writes to it are seen) receives
+/// printed IR and summaries. Returns 0 on success, 1 on any error. An output
+/// folder is written only when every phase succeeded: it is built in a
+/// temporary sibling folder and renamed.
+int runDriver(const DriverOptions &options, llvm::raw_fd_ostream &out);
 
 } // namespace pipecc
 
