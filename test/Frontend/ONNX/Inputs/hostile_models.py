@@ -62,6 +62,11 @@ def main():
               [x], [tensor("y", [4, 8])]),
          os.path.join(out, "input.onnx"))
 
+    # A model that imports, with a hostile input name (for --summary).
+    save(make([helper.make_node("Relu", ["x" + FORGED], ["y"], name="r")],
+              [tensor("x" + FORGED, [4, 8])], [tensor("y", [4, 8])]),
+         os.path.join(out, "summary.onnx"))
+
     # A pattern refuses an attribute value.
     labels = helper.make_tensor_value_info("labels", TensorProto.INT64, [4])
     save(make([helper.make_node("SoftmaxCrossEntropyLoss", ["x", "labels"],
