@@ -29,14 +29,12 @@ void pipecc::printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
       auto name = func.getArgAttrOfType<StringAttr>(index, "graph.input");
       // Names come from the model: escaped, one per line.
       os << "input:      " << (name ? support::escape(name.getValue()) : "?")
-         << " "
-         << typeString(type) << "\n";
+         << " " << typeString(type) << "\n";
     }
     for (auto [index, type] : llvm::enumerate(func.getResultTypes())) {
       auto name = func.getResultAttrOfType<StringAttr>(index, "graph.output");
-      os << "output:     "
-         << (name ? support::escape(name.getValue()) : "?") << " "
-         << typeString(type) << "\n";
+      os << "output:     " << (name ? support::escape(name.getValue()) : "?")
+         << " " << typeString(type) << "\n";
     }
     int64_t trainable = 0, frozen = 0, trainableElements = 0, bytes = 0;
     llvm::MapVector<StringRef, int64_t> opCounts;

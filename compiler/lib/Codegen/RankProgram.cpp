@@ -150,9 +150,9 @@ FailureOr<int64_t> RankHostBuilder::parameterBuffers(StringRef name,
   if (auto it = bufferOfParam.find(name); it != bufferOfParam.end())
     return it->second;
   if (!type.getElementType().isF32())
-    return emitError(where) << "parameter '" << name << "' is "
-                            << type.getElementType()
-                            << "; the CPU runtime holds f32 parameters only";
+    return emitError(where)
+           << "parameter '" << name << "' is " << type.getElementType()
+           << "; the CPU runtime holds f32 parameters only";
   FailureOr<int64_t> id = addBuffer(name, BufferRole::Parameter, type,
                                     /*perMicrobatch=*/false, where);
   if (failed(id))

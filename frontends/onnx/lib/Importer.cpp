@@ -86,8 +86,8 @@ pipecc::frontend::importONNXFile(llvm::StringRef path,
       return report(std::move(error));
     return convertModel(path, model, context);
   } catch (const std::exception &e) {
-    emitError(fileLoc) << support::quote(path) << ": internal error: "
-                       << support::toOneLine(e.what());
+    emitError(fileLoc) << support::quote(path)
+                       << ": internal error: " << support::toOneLine(e.what());
     return nullptr;
   }
 }

@@ -51,9 +51,9 @@ llvm::Error pipecc::frontend::detail::fixInputShapes(
     }
   for (const auto &entry : overrides)
     if (!inputs.contains(entry.getKey()))
-      return makeError(path, "--input-shape names " + quote(entry.getKey()) +
-                                 ", which is not a graph input (inputs: " +
-                                 inputList + ")");
+      return makeError(
+          path, "--input-shape names " + quote(entry.getKey()) +
+                    ", which is not a graph input (inputs: " + inputList + ")");
 
   for (onnx::ValueInfoProto &input : *graph->mutable_input()) {
     if (initializers.contains(input.name()))
@@ -68,11 +68,11 @@ llvm::Error pipecc::frontend::detail::fixInputShapes(
       llvm::ArrayRef<int64_t> dims = found->getValue();
       if (tensor->has_shape() &&
           tensor->shape().dim_size() != static_cast<int>(dims.size()))
-        return makeError(path, llvm::formatv(
-                                   "--input-shape {0}={1} has rank {2}, but "
-                                   "input {4} has rank {3}",
-                                   escape(name), formatDims(dims), dims.size(),
-                                   tensor->shape().dim_size(), quote(name)));
+        return makeError(
+            path, llvm::formatv("--input-shape {0}={1} has rank {2}, but "
+                                "input {4} has rank {3}",
+                                escape(name), formatDims(dims), dims.size(),
+                                tensor->shape().dim_size(), quote(name)));
       onnx::TensorShapeProto *shape = tensor->mutable_shape();
       shape->clear_dim();
       for (int64_t d : dims)
@@ -158,8 +158,7 @@ llvm::Error pipecc::frontend::detail::checkGraphStructure(
     for (auto [index, dim] : llvm::enumerate(dims)) {
       if (dim.has_dim_value() && dim.dim_value() == 0)
         return makeError(path, "input " + quote(input.name()) +
-                                   " has dimension " +
-                                   llvm::Twine(index) +
+                                   " has dimension " + llvm::Twine(index) +
                                    " of size 0; it would hold no data");
       if (dim.has_dim_value())
         elements *= static_cast<double>(dim.dim_value());
@@ -184,7 +183,8 @@ llvm::Error pipecc::frontend::detail::checkGraphStructure(
           (initializers.contains(output) || !defined.insert(output).second))
         return makeError(path, "node " + quote(node.name()) + " (" +
                                    escape(node.op_type()) + ") assigns " +
-                                   quote(output) + ", which is already defined");
+                                   quote(output) +
+                                   ", which is already defined");
 
   if (model.ir_version() > kMaxKnownIRVersion ||
       getDefaultOpset(model) > kMaxKnownOpset)

@@ -26,8 +26,8 @@ fixInputShapes(llvm::StringRef path, onnx::ModelProto &model,
 
 /// Checks what the importer relies on and ONNX requires of every graph:
 /// names of initializers, inputs, outputs and nodes that are UTF-8 without
-/// NUL bytes, names assigned once, graph inputs with non-empty shapes of fewer than
-/// 2^62 elements, and (where libonnx knows the opset) each node's inputs,
+/// NUL bytes, names assigned once, graph inputs with non-empty shapes of fewer
+/// than 2^62 elements, and (where libonnx knows the opset) each node's inputs,
 /// outputs and attributes against its schema.
 llvm::Error checkGraphStructure(llvm::StringRef path,
                                 const onnx::ModelProto &model);

@@ -70,8 +70,7 @@ static llvm::Error diagnoseParseFailure(StringRef path, StringRef data) {
     return makeError(llvm::formatv("{0} is truncated or corrupt: the '{1}' "
                                    "field at byte {2} {3} (the file has {4} "
                                    "bytes)",
-                                   quote(path), field, at, why,
-                                   data.size()));
+                                   quote(path), field, at, why, data.size()));
   };
   bool sawField = false;
   while (true) {
@@ -150,8 +149,8 @@ static llvm::Error loadExternalData(StringRef path, StringRef folder,
     } else if (key == "offset" || key == "length") {
       uint64_t number;
       if (value.getAsInteger(10, number))
-        return makeError(quote(path) + ": " + what + " has an invalid " + key + " " +
-                         quote(value) + " for its external data");
+        return makeError(quote(path) + ": " + what + " has an invalid " + key +
+                         " " + quote(value) + " for its external data");
       if (key == "offset")
         offset = number;
       else
@@ -172,8 +171,7 @@ static llvm::Error loadExternalData(StringRef path, StringRef folder,
   llvm::sys::path::remove_dots(file, /*remove_dot_dot=*/true);
   auto outside = [&]() {
     return makeError(prefix() + " has external data at " + quote(location) +
-                     ", which is outside the model's folder " +
-                     quote(folder));
+                     ", which is outside the model's folder " + quote(folder));
   };
   if (!isInside(file, folder))
     return outside();
@@ -212,8 +210,8 @@ static llvm::Error loadAllExternalData(StringRef path,
     folder = ".";
   llvm::SmallString<256> realFolder;
   if (std::error_code ec = llvm::sys::fs::real_path(folder, realFolder))
-    return makeError(quote(path) + ": cannot resolve the model's folder: " +
-                     ec.message());
+    return makeError(quote(path) +
+                     ": cannot resolve the model's folder: " + ec.message());
   auto isExternal = [](const onnx::TensorProto &t) {
     return t.data_location() == onnx::TensorProto::EXTERNAL;
   };
@@ -226,11 +224,11 @@ static llvm::Error loadAllExternalData(StringRef path,
   for (onnx::NodeProto &node : *graph->mutable_node())
     for (onnx::AttributeProto &attr : *node.mutable_attribute())
       if (attr.has_t() && isExternal(attr.t()))
-        if (llvm::Error err = loadExternalData(
-                path, realFolder,
-                "node " + quote(node.name()) + " attribute " +
-                    quote(attr.name()),
-                *attr.mutable_t()))
+        if (llvm::Error err =
+                loadExternalData(path, realFolder,
+                                 "node " + quote(node.name()) + " attribute " +
+                                     quote(attr.name()),
+                                 *attr.mutable_t()))
           return err;
   return llvm::Error::success();
 }
@@ -250,8 +248,8 @@ llvm::Error pipecc::frontend::detail::loadModel(StringRef path,
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
-    return makeError("cannot read " + quote(path) +
-                     ": " + buffer.getError().message());
+    return makeError("cannot read " + quote(path) + ": " +
+                     buffer.getError().message());
   StringRef data = (*buffer)->getBuffer();
   if (data.empty())
     return makeError(quote(path) + " is not an ONNX model: the file is empty");

@@ -371,9 +371,9 @@ pipecc::frontend::detail::findUnsupportedNodes(llvm::StringRef path,
   }
   if (unsupported.empty())
     return "";
-  std::string message = llvm::formatv("{0}: {1} unsupported ONNX node{2}: ",
-                                      quote(path), unsupported.size(),
-                                      unsupported.size() == 1 ? "" : "s");
+  std::string message =
+      llvm::formatv("{0}: {1} unsupported ONNX node{2}: ", quote(path),
+                    unsupported.size(), unsupported.size() == 1 ? "" : "s");
   message += llvm::join(unsupported, ", ");
   message += "; supported: " + llvm::join(registry.opTypes(), ", ");
   return message;

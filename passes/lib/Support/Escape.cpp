@@ -99,8 +99,7 @@ pipecc::support::findInvalidNameByte(llvm::StringRef text) {
     llvm::UTF32 codePoint;
     const llvm::UTF8 *start = at;
     if (llvm::convertUTF8Sequence(&at, end, &codePoint,
-                                  llvm::strictConversion) !=
-        llvm::conversionOK)
+                                  llvm::strictConversion) != llvm::conversionOK)
       return start - begin;
   }
   return std::nullopt;

@@ -37,16 +37,18 @@ std::string nodeName(Operation *op) {
   return op->getName().getStringRef().str();
 }
 
-/// Where a node sits in the model: "node 3 (Relu)" style, from the position
-/// the ONNX importer records in the location, else the node's place among
-/// the stage operations.
+/// Where a node sits and what it imported as, "node #3 of the model
+/// (graph.relu)": the position the ONNX importer records in the location,
+/// else the node's place among the stage operations.
 std::string describeNode(ArrayRef<Operation *> ops, int position) {
   std::string text = "node ";
-  auto name = llvm::dyn_cast<NameLoc>(ops.front()->getLoc());
-  auto fused = name ? llvm::dyn_cast<FusedLoc>(name.getChildLoc()) : FusedLoc();
-  if (auto index = fused ? llvm::dyn_cast_or_null<IntegerAttr>(
-                               fused.getMetadata())
-                         : IntegerAttr())
+  FusedLoc fused;
+  if (auto name = llvm::dyn_cast<NameLoc>(ops.front()->getLoc()))
+    fused = llvm::dyn_cast<FusedLoc>(name.getChildLoc());
+  IntegerAttr index =
+      fused ? llvm::dyn_cast_or_null<IntegerAttr>(fused.getMetadata())
+            : IntegerAttr();
+  if (index)
     text += "#" + std::to_string(index.getInt()) + " of the model";
   else
     text += "#" + std::to_string(position) + " of the stage operations";
@@ -262,12 +264,15 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
     }
     if (close.empty())
       return "";
-    llvm::stable_sort(close, [](auto &a, auto &b) { return a.first < b.first; });
+    llvm::stable_sort(close,
+                      [](auto &a, auto &b) { return a.first < b.first; });
     if (close.size() > 3)
       close.truncate(3);
     std::string text = "; did you mean ";
     for (auto [i, entry] : llvm::enumerate(close))
-      text += std::string(i == 0 ? "" : i + 1 == close.size() ? " or " : ", ") +
+      text += std::string(i == 0                  ? ""
+                          : i + 1 == close.size() ? " or "
+                                                  : ", ") +
               support::quote(entry.second);
     return text + "?";
   }

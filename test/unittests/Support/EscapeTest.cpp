@@ -9,8 +9,7 @@ using namespace pipecc::support;
 namespace {
 
 TEST(EscapeTest, ForgedLinesStayOnOneLine) {
-  EXPECT_EQ(escape("evil\npipecc: compiled OK"),
-            "evil\\npipecc: compiled OK");
+  EXPECT_EQ(escape("evil\npipecc: compiled OK"), "evil\\npipecc: compiled OK");
   EXPECT_EQ(escape("a\r\tb"), "a\\r\\tb");
   EXPECT_EQ(escape("\x1b[2J\x7f"), "\\x1B[2J\\x7F");
   EXPECT_EQ(escape(std::string("w\0x", 3)), "w\\x00x");
@@ -22,17 +21,19 @@ TEST(EscapeTest, QuotesAndBackslashes) {
 }
 
 TEST(EscapeTest, Utf8StaysReadableInvalidBytesDoNot) {
-  EXPECT_EQ(escape("caf\xc3\xa9 \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xf0\x9f\x98\x80");
+  EXPECT_EQ(escape("caf\xc3\xa9 \xf0\x9f\x98\x80"),
+            "caf\xc3\xa9 \xf0\x9f\x98\x80");
   EXPECT_EQ(escape("w\xff"), "w\\xFF");
-  EXPECT_EQ(escape("x\xc3("), "x\\xC3(");    // truncated sequence
+  EXPECT_EQ(escape("x\xc3("), "x\\xC3(");               // truncated sequence
   EXPECT_EQ(escape("\xed\xa0\x80"), "\\xED\\xA0\\x80"); // a surrogate
-  EXPECT_EQ(escape("\xc0\xaf"), "\\xC0\\xAF"); // overlong '/'
+  EXPECT_EQ(escape("\xc0\xaf"), "\\xC0\\xAF");          // overlong '/'
 }
 
 TEST(EscapeTest, LineAndBidiControlsAreEscaped) {
-  EXPECT_EQ(escape("a\xe2\x80\xa8" "b"), "a\\u2028b");     // U+2028
-  EXPECT_EQ(escape("\xe2\x80\xae" "txt"), "\\u202Etxt");   // U+202E
-  EXPECT_EQ(escape("\xc2\x85"), "\\u0085");                // NEL
+  // Narrow literals are UTF-8: "\u2028" is LINE SEPARATOR's three bytes.
+  EXPECT_EQ(escape("a\u2028b"), "a\\u2028b");
+  EXPECT_EQ(escape("\u202Etxt"), "\\u202Etxt"); // RIGHT-TO-LEFT OVERRIDE
+  EXPECT_EQ(escape("\xc2\x85"), "\\u0085");     // NEL
 }
 
 TEST(EscapeTest, OneLineKeepsQuotesAndIsIdempotent) {
