@@ -5,6 +5,7 @@
 #include "pipecc/Compiler/ModelSummary.h"
 #include "pipecc/Compiler/OutputDirectory.h"
 #include "pipecc/Passes/Passes.h"
+#include "pipecc/Support/Escape.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -26,7 +27,9 @@ using namespace pipecc;
 namespace {
 
 /// Prints each diagnostic as one line, `pipecc: error: <message>`, adding the
-/// ONNX node a location names when the message does not already.
+/// ONNX node a location names when the message does not already. Messages
+/// quote text from the model; whatever escaped the frontend's escaping, a
+/// newline or a terminal control character cannot start a line of its own.
 class DriverDiagnostics {
 public:
   explicit DriverDiagnostics(MLIRContext &context)
@@ -48,14 +51,15 @@ private:
       severity = "remark";
       break;
     }
-    std::string message = diag.str();
+    std::string message = support::toOneLine(diag.str());
     std::string where = describe(diag.getLocation());
     llvm::errs() << "pipecc: " << severity << ": ";
     if (!where.empty() && message.find(where) == std::string::npos)
       llvm::errs() << where << ": ";
     llvm::errs() << message << "\n";
     for (Diagnostic &note : diag.getNotes())
-      llvm::errs() << "pipecc: note: " << note.str() << "\n";
+      llvm::errs() << "pipecc: note: " << support::toOneLine(note.str())
+                   << "\n";
     return success();
   }
 
@@ -63,7 +67,7 @@ private:
   /// an ONNX file mean nothing to a user.
   static std::string describe(Location loc) {
     if (auto name = llvm::dyn_cast<NameLoc>(loc))
-      return ("node '" + name.getName().strref() + "'").str();
+      return "node " + support::quote(name.getName().strref());
     if (auto fused = llvm::dyn_cast<FusedLoc>(loc))
       for (Location inner : fused.getLocations())
         if (std::string found = describe(inner); !found.empty())

@@ -1,6 +1,7 @@
 #include "pipecc/Compiler/ModelSummary.h"
 
 #include "pipecc/Dialect/Graph/GraphOps.h"
+#include "pipecc/Support/Escape.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/MapVector.h"
@@ -20,19 +21,20 @@ static std::string typeString(Type type) {
 void pipecc::printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
   os << "== model summary ==\n";
   if (auto model = module->getAttrOfType<StringAttr>("graph.model"))
-    os << "model:      " << model.getValue() << "\n";
+    os << "model:      " << support::escape(model.getValue()) << "\n";
   if (auto opset = module->getAttrOfType<IntegerAttr>("graph.opset"))
     os << "opset:      " << opset.getInt() << "\n";
   module.walk([&](func::FuncOp func) {
     for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
       auto name = func.getArgAttrOfType<StringAttr>(index, "graph.input");
-      os << "input:      " << (name ? name.getValue() : "?") << " "
-         << typeString(type) << "\n";
+      // Names come from the model: escaped, one per line.
+      os << "input:      " << (name ? support::escape(name.getValue()) : "?")
+         << " " << typeString(type) << "\n";
     }
     for (auto [index, type] : llvm::enumerate(func.getResultTypes())) {
       auto name = func.getResultAttrOfType<StringAttr>(index, "graph.output");
-      os << "output:     " << (name ? name.getValue() : "?") << " "
-         << typeString(type) << "\n";
+      os << "output:     " << (name ? support::escape(name.getValue()) : "?")
+         << " " << typeString(type) << "\n";
     }
     int64_t trainable = 0, frozen = 0, trainableElements = 0, bytes = 0;
     llvm::MapVector<StringRef, int64_t> opCounts;

@@ -150,14 +150,14 @@ FailureOr<int64_t> RankHostBuilder::parameterBuffers(StringRef name,
                                                      Location where) {
   if (auto it = bufferOfParam.find(name); it != bufferOfParam.end())
     return it->second;
+  if (!type.getElementType().isF32())
+    return emitError(where)
+           << "parameter '" << name << "' is " << type.getElementType()
+           << "; the CPU runtime holds f32 parameters only";
   FailureOr<int64_t> id = addBuffer(name, BufferRole::Parameter, type,
                                     /*perMicrobatch=*/false, where);
   if (failed(id))
     return failure();
-  if (buffers[*id].dtype != BufferDType::F32)
-    return emitError(where) << "parameter '" << name
-                            << "' is not f32; the CPU runtime holds f32 "
-                               "parameters only";
   bufferOfParam[name] = *id;
   if (trainable) {
     FailureOr<int64_t> grad = addBuffer(("grad." + name).str(),

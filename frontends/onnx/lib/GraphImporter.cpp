@@ -10,6 +10,8 @@
 #include "ModelLoader.h"
 #include "Patterns.h"
 
+#include "pipecc/Support/Escape.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
@@ -19,6 +21,8 @@
 using namespace mlir;
 using namespace pipecc::frontend::detail;
 namespace graph = pipecc::graph;
+using pipecc::support::escape;
+using pipecc::support::quote;
 
 namespace {
 
@@ -53,11 +57,18 @@ public:
 
 private:
   LogicalResult fail(Location loc, const llvm::Twine &message) {
-    emitError(loc) << "'" << path << "': " << message;
+    emitError(loc) << quote(path) << ": " << message;
     return failure();
   }
   Location nameLoc(llvm::StringRef name) {
     return NameLoc::get(builder.getStringAttr(name), fileLoc);
+  }
+  /// A node's location: its name, and its position in the graph, which
+  /// tells apart nodes that share a name.
+  Location nodeLoc(llvm::StringRef name, int index) {
+    return NameLoc::get(
+        builder.getStringAttr(name),
+        FusedLoc::get(context, {fileLoc}, builder.getI64IntegerAttr(index)));
   }
 
   LogicalResult importInputs();
@@ -96,7 +107,8 @@ LogicalResult GraphImporter::importInputs() {
     const onnx::TypeProto_Tensor &tensor = input.type().tensor_type();
     Type elementType = convertElementType(tensor.elem_type(), context);
     if (!elementType)
-      return fail(fileLoc, "input '" + input.name() + "' has element type " +
+      return fail(fileLoc, "input " + quote(input.name()) +
+                               " has element type " +
                                dataTypeName(tensor.elem_type()) +
                                ", which pipecc does not support");
     SmallVector<int64_t> shape;
@@ -126,11 +138,11 @@ LogicalResult GraphImporter::importParams() {
       return fail(fileLoc, "an initializer has no name");
     if (values.count(name))
       return fail(nameLoc(name),
-                  "initializer '" + name + "' is defined more than once");
+                  "initializer " + quote(name) + " is defined more than once");
     std::string error;
     DenseElementsAttr value = convertTensor(init, context, error);
     if (!value)
-      return fail(nameLoc(name), "initializer '" + name + "' " + error);
+      return fail(nameLoc(name), "initializer " + quote(name) + " " + error);
     bool trainable = llvm::isa<FloatType>(value.getElementType());
     values[name] = builder.create<graph::ParamOp>(
         nameLoc(name), value.getType(), builder.getStringAttr(name),
@@ -142,8 +154,9 @@ LogicalResult GraphImporter::importParams() {
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
                                         int index) {
   std::string name = getNodeName(node, index);
-  Location loc = nameLoc(name);
-  std::string what = "node '" + name + "' (" + node.op_type() + "): ";
+  Location loc = nodeLoc(name, index);
+  std::string what =
+      "node " + quote(name) + " (" + escape(node.op_type()) + "): ";
   PatternFn pattern = PatternRegistry::get().lookup(node.op_type(), opset);
   if (!pattern || !isDefaultDomain(node.domain()))
     return fail(loc, what + "no pattern for opset " + std::to_string(opset));
@@ -156,8 +169,8 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     }
     auto found = values.find(input);
     if (found == values.end())
-      return fail(loc, what + "input '" + input +
-                           "' is not a graph input, an initializer or the "
+      return fail(loc, what + "input " + quote(input) +
+                           " is not a graph input, an initializer or the "
                            "output of an earlier node");
     operands.push_back(found->getValue());
   }
@@ -184,8 +197,8 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
       continue;
     if (i >= results.size() || !results[i]) {
       if (outputUsed[i])
-        return fail(loc, what + "output " + std::to_string(i) + " ('" +
-                             output + "') is not supported");
+        return fail(loc, what + "output " + std::to_string(i) + " (" +
+                             quote(output) + ") is not supported");
       continue;
     }
     values[output] = results[i];
@@ -198,8 +211,8 @@ LogicalResult GraphImporter::importOutputs() {
   for (const onnx::ValueInfoProto &output : model.graph().output()) {
     auto found = values.find(output.name());
     if (found == values.end())
-      return fail(fileLoc, "graph output '" + output.name() +
-                               "' is not produced by any node");
+      return fail(fileLoc, "graph output " + quote(output.name()) +
+                               " is not produced by any node");
     results.push_back(found->getValue());
   }
   builder.create<func::ReturnOp>(fileLoc, results);
@@ -212,12 +225,25 @@ LogicalResult GraphImporter::importOutputs() {
 }
 
 /// Folded shape computations leave constants (and the ops that fed them)
-/// without users. Params stay: each initializer is one, used or not.
+/// without users. Floating-point params stay, read or not: each is an
+/// initializer of the checkpoint. One no op reads (a Gemm's C when beta is
+/// 0, an initializer no node names) cannot be trained, so it is frozen.
+/// Integer and boolean initializers are constants that patterns fold into
+/// the ops reading them; unread ones go.
 void GraphImporter::eraseDeadOps() {
   for (Operation &op :
-       llvm::make_early_inc_range(llvm::reverse(func.front())))
-    if (!llvm::isa<graph::ParamOp>(op) && isOpTriviallyDead(&op))
+       llvm::make_early_inc_range(llvm::reverse(func.front()))) {
+    auto param = llvm::dyn_cast<graph::ParamOp>(op);
+    if (param && param->use_empty()) {
+      if (param.getTrainable())
+        param.setTrainable(false);
+      else
+        param.erase();
+      continue;
+    }
+    if (!param && isOpTriviallyDead(&op))
       op.erase();
+  }
 }
 
 LogicalResult GraphImporter::verifyModule() {

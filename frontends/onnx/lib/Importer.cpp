@@ -14,6 +14,7 @@
 #include "Patterns.h"
 
 #include "pipecc/Dialect/Graph/GraphDialect.h"
+#include "pipecc/Support/Escape.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -85,7 +86,8 @@ pipecc::frontend::importONNXFile(llvm::StringRef path,
       return report(std::move(error));
     return convertModel(path, model, context);
   } catch (const std::exception &e) {
-    emitError(fileLoc) << "'" << path << "': internal error: " << e.what();
+    emitError(fileLoc) << support::quote(path)
+                       << ": internal error: " << support::toOneLine(e.what());
     return nullptr;
   }
 }

@@ -25,8 +25,9 @@ fixInputShapes(llvm::StringRef path, onnx::ModelProto &model,
                const llvm::StringMap<llvm::SmallVector<int64_t>> &overrides);
 
 /// Checks what the importer relies on and ONNX requires of every graph:
-/// names assigned once, graph inputs with non-empty shapes of fewer than
-/// 2^62 elements, and (where libonnx knows the opset) each node's inputs,
+/// names of initializers, inputs, outputs and nodes that are UTF-8 without
+/// NUL bytes, names assigned once, graph inputs with non-empty shapes of fewer
+/// than 2^62 elements, and (where libonnx knows the opset) each node's inputs,
 /// outputs and attributes against its schema.
 llvm::Error checkGraphStructure(llvm::StringRef path,
                                 const onnx::ModelProto &model);

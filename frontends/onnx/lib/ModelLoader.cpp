@@ -2,6 +2,8 @@
 
 #include "ModelLoader.h"
 
+#include "pipecc/Support/Escape.h"
+
 #include "google/protobuf/io/coded_stream.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -13,6 +15,7 @@
 
 using namespace pipecc::frontend::detail;
 using llvm::StringRef;
+using pipecc::support::quote;
 
 static llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
@@ -61,13 +64,13 @@ static llvm::Error diagnoseParseFailure(StringRef path, StringRef data) {
   io::CodedInputStream in(reinterpret_cast<const uint8_t *>(data.data()),
                           static_cast<int>(data.size()));
   auto notAModel = [&](const llvm::Twine &why) {
-    return makeError("'" + path + "' is not an ONNX model: " + why);
+    return makeError(quote(path) + " is not an ONNX model: " + why);
   };
   auto truncated = [&](const char *field, int64_t at, const llvm::Twine &why) {
-    return makeError(llvm::formatv("'{0}' is truncated or corrupt: the '{1}' "
+    return makeError(llvm::formatv("{0} is truncated or corrupt: the '{1}' "
                                    "field at byte {2} {3} (the file has {4} "
                                    "bytes)",
-                                   path, field, at, why, data.size()));
+                                   quote(path), field, at, why, data.size()));
   };
   bool sawField = false;
   while (true) {
@@ -77,9 +80,9 @@ static llvm::Error diagnoseParseFailure(StringRef path, StringRef data) {
       if (at == static_cast<int64_t>(data.size()))
         break;
       return sawField ? makeError(llvm::formatv(
-                            "'{0}' is truncated or corrupt: bad field tag at "
+                            "{0} is truncated or corrupt: bad field tag at "
                             "byte {1} (the file has {2} bytes)",
-                            path, at, data.size()))
+                            quote(path), at, data.size()))
                       : notAModel("it is not a protobuf-encoded ModelProto");
     }
     int number = static_cast<int>(tag >> 3), wireType = tag & 7;
@@ -89,9 +92,9 @@ static llvm::Error diagnoseParseFailure(StringRef path, StringRef data) {
         field = &known;
     if (!field)
       return sawField ? makeError(llvm::formatv(
-                            "'{0}' is truncated or corrupt: unexpected field "
+                            "{0} is truncated or corrupt: unexpected field "
                             "{1} at byte {2}",
-                            path, number, at))
+                            quote(path), number, at))
                       : notAModel("it is not a protobuf-encoded ModelProto");
     sawField = true;
     if (wireType == 0) {
@@ -112,8 +115,8 @@ static llvm::Error diagnoseParseFailure(StringRef path, StringRef data) {
     in.Skip(static_cast<int>(length));
   }
   // Every top-level field is complete: the damage is inside one of them.
-  return makeError("'" + path +
-                   "' is truncated or corrupt: a nested message does not "
+  return makeError(quote(path) +
+                   " is truncated or corrupt: a nested message does not "
                    "parse as ONNX");
 }
 
@@ -146,55 +149,54 @@ static llvm::Error loadExternalData(StringRef path, StringRef folder,
     } else if (key == "offset" || key == "length") {
       uint64_t number;
       if (value.getAsInteger(10, number))
-        return makeError("'" + path + "': " + what + " has an invalid " + key +
-                         " '" + value + "' for its external data");
+        return makeError(quote(path) + ": " + what + " has an invalid " + key +
+                         " " + quote(value) + " for its external data");
       if (key == "offset")
         offset = number;
       else
         length = number;
     }
   }
-  auto prefix = [&]() { return ("'" + path + "': " + what).str(); };
+  auto prefix = [&]() { return (quote(path) + ": " + what).str(); };
   if (location.empty())
     return makeError(prefix() + " has external data without a location");
   if (llvm::sys::path::is_absolute(location) ||
       llvm::sys::path::is_absolute(location, llvm::sys::path::Style::windows))
-    return makeError(prefix() + " has external data at the absolute path '" +
-                     location +
-                     "'; external data must lie in the model's folder");
+    return makeError(prefix() + " has external data at the absolute path " +
+                     quote(location) +
+                     "; external data must lie in the model's folder");
 
   llvm::SmallString<256> file(folder);
   llvm::sys::path::append(file, location);
   llvm::sys::path::remove_dots(file, /*remove_dot_dot=*/true);
   auto outside = [&]() {
-    return makeError(prefix() + " has external data at '" + location +
-                     "', which is outside the model's folder '" + folder +
-                     "'");
+    return makeError(prefix() + " has external data at " + quote(location) +
+                     ", which is outside the model's folder " + quote(folder));
   };
   if (!isInside(file, folder))
     return outside();
   llvm::SmallString<256> real;
   if (std::error_code ec = llvm::sys::fs::real_path(file, real))
-    return makeError(prefix() + ": cannot open its external data file '" +
-                     file + "': " + ec.message());
+    return makeError(prefix() + ": cannot open its external data file " +
+                     quote(file) + ": " + ec.message());
   if (!isInside(real, folder))
     return outside();
 
   uint64_t size;
   if (std::error_code ec = llvm::sys::fs::file_size(real, size))
-    return makeError(prefix() + ": cannot read its external data file '" +
-                     file + "': " + ec.message());
+    return makeError(prefix() + ": cannot read its external data file " +
+                     quote(file) + ": " + ec.message());
   uint64_t wanted = length ? *length : (offset <= size ? size - offset : 0);
   if (offset > size || wanted > size - offset)
     return makeError(llvm::formatv(
-        "{0}: its external data file '{1}' has {2} bytes, fewer than offset "
+        "{0}: its external data file {1} has {2} bytes, fewer than offset "
         "{3} + length {4}",
-        prefix(), file, size, offset, wanted));
+        prefix(), quote(file), size, offset, wanted));
   auto buffer = llvm::MemoryBuffer::getFileSlice(real, wanted, offset,
                                                  /*IsVolatile=*/false);
   if (!buffer)
-    return makeError(prefix() + ": cannot read its external data file '" +
-                     file + "': " + buffer.getError().message());
+    return makeError(prefix() + ": cannot read its external data file " +
+                     quote(file) + ": " + buffer.getError().message());
   tensor.set_raw_data((*buffer)->getBufferStart(), (*buffer)->getBufferSize());
   tensor.clear_external_data();
   tensor.clear_data_location();
@@ -208,8 +210,8 @@ static llvm::Error loadAllExternalData(StringRef path,
     folder = ".";
   llvm::SmallString<256> realFolder;
   if (std::error_code ec = llvm::sys::fs::real_path(folder, realFolder))
-    return makeError("'" + path + "': cannot resolve the model's folder: " +
-                     ec.message());
+    return makeError(quote(path) +
+                     ": cannot resolve the model's folder: " + ec.message());
   auto isExternal = [](const onnx::TensorProto &t) {
     return t.data_location() == onnx::TensorProto::EXTERNAL;
   };
@@ -217,15 +219,16 @@ static llvm::Error loadAllExternalData(StringRef path,
   for (onnx::TensorProto &init : *graph->mutable_initializer())
     if (isExternal(init))
       if (llvm::Error err = loadExternalData(
-              path, realFolder, "initializer '" + init.name() + "'", init))
+              path, realFolder, "initializer " + quote(init.name()), init))
         return err;
   for (onnx::NodeProto &node : *graph->mutable_node())
     for (onnx::AttributeProto &attr : *node.mutable_attribute())
       if (attr.has_t() && isExternal(attr.t()))
-        if (llvm::Error err = loadExternalData(
-                path, realFolder,
-                "node '" + node.name() + "' attribute '" + attr.name() + "'",
-                *attr.mutable_t()))
+        if (llvm::Error err =
+                loadExternalData(path, realFolder,
+                                 "node " + quote(node.name()) + " attribute " +
+                                     quote(attr.name()),
+                                 *attr.mutable_t()))
           return err;
   return llvm::Error::success();
 }
@@ -241,24 +244,24 @@ llvm::Error pipecc::frontend::detail::loadModel(StringRef path,
   if (!llvm::sys::fs::status(path, status) &&
       status.type() != llvm::sys::fs::file_type::regular_file &&
       status.type() != llvm::sys::fs::file_type::directory_file)
-    return makeError("'" + path + "' is not a regular file");
+    return makeError(quote(path) + " is not a regular file");
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
-    return makeError("cannot read '" + path +
-                     "': " + buffer.getError().message());
+    return makeError("cannot read " + quote(path) + ": " +
+                     buffer.getError().message());
   StringRef data = (*buffer)->getBuffer();
   if (data.empty())
-    return makeError("'" + path + "' is not an ONNX model: the file is empty");
+    return makeError(quote(path) + " is not an ONNX model: the file is empty");
   if (data.size() > static_cast<size_t>(INT_MAX))
-    return makeError("'" + path +
-                     "' is larger than 2 GiB; store its initializers as "
+    return makeError(quote(path) +
+                     " is larger than 2 GiB; store its initializers as "
                      "external data");
   if (!model.ParseFromArray(data.data(), static_cast<int>(data.size())))
     return diagnoseParseFailure(path, data);
 
   auto notAModel = [&](const llvm::Twine &why) {
-    return makeError("'" + path + "' is not an ONNX model: " + why);
+    return makeError(quote(path) + " is not an ONNX model: " + why);
   };
   if (model.ir_version() <= 0)
     return notAModel("it has no IR version");

@@ -3,6 +3,8 @@
 #include "ModelLoader.h"
 #include "Patterns.h"
 
+#include "pipecc/Support/Escape.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Endian.h"
@@ -15,6 +17,8 @@
 using namespace mlir;
 using namespace pipecc::frontend::detail;
 namespace graph = pipecc::graph;
+using pipecc::support::escape;
+using pipecc::support::quote;
 
 //===----------------------------------------------------------------------===//
 // Element types and tensors
@@ -358,24 +362,18 @@ pipecc::frontend::detail::findUnsupportedNodes(llvm::StringRef path,
       where = "opset " + std::to_string(opset);
     } else {
       int64_t version = getOpset(model, node.domain());
-      where = "domain '" + node.domain() + "'" +
+      where = "domain " + quote(node.domain()) +
               (version >= 0 ? " opset " + std::to_string(version) : "");
     }
-    // Names come from the file: escape them to keep the message one line.
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << "'";
-    llvm::printEscapedString(getNodeName(node, index), os);
-    os << "' (";
-    llvm::printEscapedString(node.op_type(), os);
-    os << ", " << where << ")";
-    unsupported.push_back(os.str());
+    // Names come from the file: escaped to keep the message one line.
+    unsupported.push_back(quote(getNodeName(node, index)) + " (" +
+                          escape(node.op_type()) + ", " + where + ")");
   }
   if (unsupported.empty())
     return "";
-  std::string message = llvm::formatv("'{0}': {1} unsupported ONNX node{2}: ",
-                                      path, unsupported.size(),
-                                      unsupported.size() == 1 ? "" : "s");
+  std::string message =
+      llvm::formatv("{0}: {1} unsupported ONNX node{2}: ", quote(path),
+                    unsupported.size(), unsupported.size() == 1 ? "" : "s");
   message += llvm::join(unsupported, ", ");
   message += "; supported: " + llvm::join(registry.opTypes(), ", ");
   return message;

@@ -12,6 +12,7 @@
 #define PIPECC_FRONTEND_ONNX_PATTERNS_H
 
 #include "pipecc/Dialect/Graph/GraphOps.h"
+#include "pipecc/Support/Escape.h"
 
 #include "onnx/onnx_pb.h"
 #include "mlir/IR/Builders.h"

@@ -7,6 +7,7 @@
 #include "pipecc/Partition/Algorithms.h"
 #include "pipecc/Passes/Attributes.h"
 #include "pipecc/Passes/Passes.h"
+#include "pipecc/Support/Escape.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
@@ -36,6 +37,27 @@ std::string nodeName(Operation *op) {
   return op->getName().getStringRef().str();
 }
 
+/// Where a node sits and what it imported as, "node #3 of the model
+/// (graph.relu)": the position the ONNX importer records in the location,
+/// else the node's place among the stage operations.
+std::string describeNode(ArrayRef<Operation *> ops, int position) {
+  std::string text = "node ";
+  FusedLoc fused;
+  if (auto name = llvm::dyn_cast<NameLoc>(ops.front()->getLoc()))
+    fused = llvm::dyn_cast<FusedLoc>(name.getChildLoc());
+  IntegerAttr index =
+      fused ? llvm::dyn_cast_or_null<IntegerAttr>(fused.getMetadata())
+            : IntegerAttr();
+  if (index)
+    text += "#" + std::to_string(index.getInt()) + " of the model";
+  else
+    text += "#" + std::to_string(position) + " of the stage operations";
+  text += " (";
+  for (auto [i, op] : llvm::enumerate(ops))
+    text += (i ? ", " : "") + op->getName().getStringRef().str();
+  return text + ")";
+}
+
 /// Forward ops that run on a stage; parameters and constants are copied to
 /// every stage that reads them instead.
 bool isStageOp(Operation *op) {
@@ -61,22 +83,23 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
     }
 
     // The nodes of the problem: ONNX nodes in program order. The ops one
-    // node imported as (a Gemm's matmul and add) stay on one stage, so cuts
-    // fall between nodes the user can name.
+    // node imported as (a Gemm's matmul and add) share its location and
+    // stay on one stage, so cuts fall between nodes the user can name. The
+    // location holds the node's position too: nodes sharing a name stay
+    // apart.
     Block &body = func.front();
     SmallVector<SmallVector<Operation *, 2>> nodes;
     DenseMap<Operation *, int> nodeOf;
-    std::string previousName;
+    std::optional<Location> previousLoc;
     for (Operation &op : body.without_terminator()) {
       if (!isStageOp(&op))
         continue;
-      std::string name = nodeName(&op);
       bool named = llvm::isa<NameLoc>(op.getLoc());
-      if (nodes.empty() || !named || name != previousName)
+      if (nodes.empty() || !named || op.getLoc() != previousLoc)
         nodes.emplace_back();
       nodes.back().push_back(&op);
       nodeOf[&op] = nodes.size() - 1;
-      previousName = named ? name : "";
+      previousLoc = named ? std::optional<Location>(op.getLoc()) : std::nullopt;
     }
     DenseMap<int64_t, int> nodeOfOpId;
     for (auto [op, node] : nodeOf)
@@ -167,7 +190,7 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
         }
 
     partition::Result<partition::Partition> result =
-        solve(problem, func);
+        solve(problem, nodes, func);
     if (!result.ok()) {
       if (!result.message().empty())
         func.emitError("cannot partition: ") << result.message();
@@ -177,7 +200,8 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
   }
 
   partition::Result<partition::Partition>
-  solve(const partition::Problem &problem, func::FuncOp func) {
+  solve(const partition::Problem &problem,
+        ArrayRef<SmallVector<Operation *, 2>> nodes, func::FuncOp func) {
     if (!cutAfter.empty()) {
       // A node name may cover several ops (a Gemm imports as a matmul and an
       // add); a cut after it falls after its last op.
@@ -185,21 +209,34 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
       llvm::StringSet<> seen;
       for (const std::string &name : cutAfter)
         if (!seen.insert(name).second) {
-          func.emitError("--cut-after names node '")
-              << name << "' twice";
+          func.emitError("--cut-after names node ")
+              << support::quote(name) << " twice";
           return partition::Diagnostic{""};
         }
       for (const std::string &name : cutAfter) {
-        int last = -1;
+        SmallVector<int> matches;
         for (auto [index, op] : llvm::enumerate(problem.ops))
           if (op.name == name)
-            last = index;
-        if (last < 0) {
-          func.emitError("--cut-after names node '")
-              << name << "', which is not a stage operation of the model";
+            matches.push_back(index);
+        if (matches.empty()) {
+          func.emitError("--cut-after names node ")
+              << support::quote(name)
+              << ", which is not a stage operation of the model"
+              << closeMatches(problem, name);
           return partition::Diagnostic{""};
         }
-        cuts.push_back(last);
+        if (matches.size() > 1) {
+          // A cut after one of them is a guess: the user must rename.
+          std::string candidates;
+          for (auto [i, index] : llvm::enumerate(matches))
+            candidates += (i ? ", " : "") + describeNode(nodes[index], index);
+          func.emitError("--cut-after names node ")
+              << support::quote(name) << ", but " << matches.size()
+              << " nodes have that name: " << candidates
+              << "; give the nodes distinct names in the model";
+          return partition::Diagnostic{""};
+        }
+        cuts.push_back(matches.front());
       }
       return partition::manual(problem, cuts);
     }
@@ -210,6 +247,34 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
     func.emitError("unknown partition strategy '")
         << strategy << "'; expected dp or uniform";
     return partition::Diagnostic{""};
+  }
+
+  /// "; did you mean 'a' or 'b'?" for the node names closest to `name`, or
+  /// nothing when no name is close.
+  static std::string closeMatches(const partition::Problem &problem,
+                                  StringRef name) {
+    unsigned limit = std::max<unsigned>(2, name.size() / 3);
+    SmallVector<std::pair<unsigned, StringRef>> close;
+    llvm::StringSet<> seen;
+    for (const partition::OpCost &op : problem.ops) {
+      unsigned distance =
+          name.edit_distance(op.name, /*AllowReplacements=*/true, limit + 1);
+      if (distance <= limit && seen.insert(op.name).second)
+        close.push_back({distance, op.name});
+    }
+    if (close.empty())
+      return "";
+    llvm::stable_sort(close,
+                      [](auto &a, auto &b) { return a.first < b.first; });
+    if (close.size() > 3)
+      close.truncate(3);
+    std::string text = "; did you mean ";
+    for (auto [i, entry] : llvm::enumerate(close))
+      text += std::string(i == 0                  ? ""
+                          : i + 1 == close.size() ? " or "
+                                                  : ", ") +
+              support::quote(entry.second);
+    return text + "?";
   }
 
   void record(ModuleOp module, ArrayRef<SmallVector<Operation *, 2>> nodes,

@@ -242,6 +242,11 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
         if (failed(route(operand, group->second, &op)))
           return failure();
     }
+    // A parameter no op reads still belongs to the checkpoint: stage 0's
+    // forward function takes it, so rank 0 loads it and saves it.
+    for (Operation &op : body.without_terminator())
+      if (auto param = llvm::dyn_cast<ParamOp>(op); param && param->use_empty())
+        params[index({0, Forward})].insert(param);
 
     // What @main returns: the loss, then parameter gradients.
     auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());
@@ -292,7 +297,7 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
     SmallVector<Attribute> paramInfo, inputInfo;
     for (Operation &op : main.front().without_terminator()) {
       auto param = llvm::dyn_cast<ParamOp>(op);
-      if (!param || param->use_empty())
+      if (!param)
         continue;
       int stage = 0;
       for (Operation *user : param->getUsers())

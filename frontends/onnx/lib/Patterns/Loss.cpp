@@ -61,8 +61,8 @@ static LogicalResult convertSoftmaxCrossEntropy(NodeContext &ctx,
     return ctx.fail("the 'weights' input is not supported yet");
   std::string reduction = ctx.getString("reduction").value_or("mean");
   if (reduction != "mean")
-    return ctx.fail("reduction '" + reduction +
-                    "' is not supported yet; only 'mean' is");
+    return ctx.fail("reduction " + pipecc::support::quote(reduction) +
+                    " is not supported yet; only 'mean' is");
   if (ctx.isOutputUsed(1))
     return ctx.fail("the second output (log_prob) is used, which is not "
                     "supported yet");

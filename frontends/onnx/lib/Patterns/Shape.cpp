@@ -136,8 +136,8 @@ static LogicalResult convertConstant(NodeContext &ctx,
                                 b.getI64Type()),
           ArrayRef<int64_t>(ints));
     } else {
-      return ctx.fail("attribute '" + name +
-                      "' is not supported (value, value_float, value_floats, "
+      return ctx.fail("attribute " + pipecc::support::quote(name) +
+                      " is not supported (value, value_float, value_floats, "
                       "value_int and value_ints are)");
     }
     results.push_back(ctx.createConstant(value));

@@ -42,14 +42,17 @@ def Graph_ConstantOp : Graph_Op<"constant", [ConstantLike, Pure,
   let hasFolder = 1;
 }
 
-def Graph_ParamOp : Graph_Op<"param", [Pure, CostOverride]> {
+// Not Pure: a parameter belongs to the model's checkpoint even when no op
+// reads it, so canonicalize and cse must not erase it.
+def Graph_ParamOp : Graph_Op<"param", [CostOverride]> {
   let summary = "A named model parameter";
   let description = [{
     A model parameter, named by the ONNX initializer it was imported from.
     `trainable` parameters receive gradients and optimizer updates. The
     optional `init` value (written after `=`, with the parameter's type)
     holds the initial value; the driver writes it to each rank's weights
-    file.
+    file. A parameter no op reads is kept (it has unknown side effects, so
+    no pass erases it): it is loaded and saved with the others, unchanged.
 
     ```mlir
     %w = graph.param "layers.0.weight" trainable : tensor<256x64xf32>
