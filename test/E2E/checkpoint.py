@@ -17,6 +17,8 @@ import argparse
 import json
 import os
 import shutil
+import struct
+import subprocess
 import sys
 
 import numpy as np
@@ -107,6 +109,34 @@ def main():
     check("--save holds trained weights",
           "W2" in tensors and not np.array_equal(tensors["W2"],
                                                  params["W2"]))
+
+    # A runtime error that names a tensor stays one line: the name's
+    # newline is escaped, so it cannot forge a line of its own.
+    partial = os.path.join(args.work, "partial.safetensors")
+    entries, blob = {}, b""
+    for name, value in params.items():
+        if name == BIAS:
+            continue
+        data = value.astype("<f4").tobytes()
+        entries[name] = {"dtype": "F32", "shape": list(value.shape),
+                         "data_offsets": [len(blob), len(blob) + len(data)]}
+        blob += data
+    header = json.dumps(entries).encode()
+    header += b" " * (-len(header) % 8)
+    with open(partial, "wb") as f:
+        f.write(struct.pack("<Q", len(header)) + header + blob)
+    result = subprocess.run(
+        [os.path.join(out, "launch"), "--steps", "1", "--synthetic",
+         "--quiet", "--weights", partial],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    err = result.stderr.decode("utf-8", "replace")
+    missing = [line for line in err.splitlines() if "missing tensor" in line]
+    check("a missing tensor fails the run", result.returncode != 0,
+          "exit %d" % result.returncode)
+    check("the missing tensor's error is one line with the name escaped",
+          len(missing) == 1 and "\\x0a" in missing[0]
+          and not any(line.startswith("\U0001F600") for line in
+                      err.splitlines()), err)
     print("%d failures" % len(failures))
     return 1 if failures else 0
 
