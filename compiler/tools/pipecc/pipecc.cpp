@@ -46,6 +46,11 @@ static cl::list<std::string>
 static cl::opt<bool> summary("summary",
                              cl::desc("Print a summary of the imported model"),
                              cl::cat(pipeccCategory));
+static cl::opt<unsigned>
+    optLevel("O",
+             cl::desc("Optimisation level of the rank executables: -O0 to "
+                      "-O3 (default -O3)"),
+             cl::Prefix, cl::init(3), cl::cat(pipeccCategory));
 static cl::opt<int64_t> elideLimit(
     "elide-elements-larger-than",
     cl::desc("Print constants with more elements as dense_resource "
@@ -150,6 +155,7 @@ int main(int argc, char **argv) {
   options.labelInput = labelInput;
   options.lossOutput = lossOutput;
   options.learningRate = learningRate;
+  options.optLevel = optLevel;
   if (!loss.empty() && loss != "cross-entropy" && loss != "mse")
     return fail("--loss " + loss + ": expected cross-entropy or mse");
   // The label input names its data file (<name>.npy): a plain file name.

@@ -64,6 +64,8 @@ void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
   bufferization::buildBufferDeallocationPipeline(pm, {});
   // After deallocation: see MatmulToBlas.cpp.
   pm.addPass(createMatmulToBlas());
+  // Bounded functions keep LLVM's optimisation linear in the op count.
+  pm.addPass(createOutlineOpGroups({options.maxOpsPerFunction}));
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
