@@ -87,8 +87,10 @@ private:
   bool resolvable(Value value);
   /// Whether `op` can move into a group.
   bool outlinable(Operation *op);
-  void outline(func::FuncOp parent, ArrayRef<Operation *> group,
-               ArrayRef<Operation *> deallocs, unsigned index);
+  /// Outlines `group` into a function placed after `after`; returns it.
+  func::FuncOp outline(func::FuncOp parent, Operation *after,
+                       ArrayRef<Operation *> group,
+                       ArrayRef<Operation *> deallocs, unsigned index);
 
   SymbolTable symbols;
   unsigned maxOps;
@@ -118,11 +120,13 @@ bool GroupOutliner::outlinable(Operation *op) {
                       [&](Value value) { return resolvable(value); });
 }
 
-void GroupOutliner::outline(func::FuncOp parent, ArrayRef<Operation *> group,
-                            ArrayRef<Operation *> deallocs, unsigned index) {
+func::FuncOp GroupOutliner::outline(func::FuncOp parent, Operation *after,
+                                    ArrayRef<Operation *> group,
+                                    ArrayRef<Operation *> deallocs,
+                                    unsigned index) {
   Location loc = group.front()->getLoc();
   OpBuilder b(parent);
-  b.setInsertionPointAfter(parent);
+  b.setInsertionPointAfter(after);
   auto func = b.create<func::FuncOp>(
       loc, (parent.getSymName() + "_part" + Twine(index)).str(),
       b.getFunctionType({}, {}));
@@ -163,15 +167,16 @@ void GroupOutliner::outline(func::FuncOp parent, ArrayRef<Operation *> group,
   auto call = caller.create<func::CallOp>(loc, func, callOperands);
   // Deallocations among the group's ops now follow it; later ones already
   // do.
-  Operation *after = call;
+  Operation *last = call;
   for (Operation *dealloc : deallocs) {
     if (!dealloc->isBeforeInBlock(group.back()))
       continue;
-    dealloc->moveAfter(after);
-    after = dealloc;
+    dealloc->moveAfter(last);
+    last = dealloc;
   }
   for (Operation *op : group)
     op->erase();
+  return func;
 }
 
 unsigned GroupOutliner::run(func::FuncOp func) {
@@ -201,9 +206,10 @@ unsigned GroupOutliner::run(func::FuncOp func) {
     }
   }
   unsigned made = 0;
+  Operation *after = func;
   for (auto &[group, deallocs] : groups)
     if (!group.empty())
-      outline(func, group, deallocs, made++);
+      after = outline(func, after, group, deallocs, made++);
   return made;
 }
 
