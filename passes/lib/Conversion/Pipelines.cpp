@@ -50,6 +50,8 @@ void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createFuseElementwise());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createCopyAliasedResults());
+  // Keeps one-shot bufferization's analysis linear in the op count.
+  pm.addNestedPass<func::FuncOp>(createSplitEmptyTensors());
 
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;

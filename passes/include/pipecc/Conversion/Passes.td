@@ -100,6 +100,19 @@ def CopyAliasedResults : Pass<"pipecc-copy-aliased-results",
                            "::mlir::tensor::TensorDialect"];
 }
 
+def SplitEmptyTensors : Pass<"pipecc-split-empty-tensors",
+                             "::mlir::func::FuncOp"> {
+  let summary = "Gives every use of a tensor.empty its own tensor.empty";
+  let description = [{
+    CSE merges the `tensor.empty` inits of same-shaped ops into one value,
+    and one-shot bufferization then checks every in-place write into it
+    against every other use: quadratic in the ops of a function. Run right
+    before bufferization, after the last CSE; the allocations it makes are
+    the same as before.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def OutlineOpGroups : Pass<"pipecc-outline-op-groups", "::mlir::ModuleOp"> {
   let summary = "Splits long functions on memrefs into calls of bounded groups";
   let description = [{
