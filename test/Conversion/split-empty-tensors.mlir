@@ -3,6 +3,11 @@
 // Two ops writing into one CSE'd tensor.empty get one each, so that one-shot
 // bufferization does not check every write against every other use.
 // CHECK-LABEL: func.func @shared(
+// CHECK-COUNT-2: tensor.empty() : tensor<4xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[FIRST:[0-9]+]] : tensor<4xf32>)
+// CHECK-NOT: outs(%[[FIRST]] :
+// CHECK: return
+func.func @shared(
 // CHECK: %[[E0:.*]] = tensor.empty() : tensor<4xf32>
 // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[E0]] : tensor<4xf32>)
 // CHECK: %[[E1:.*]] = tensor.empty() : tensor<4xf32>
