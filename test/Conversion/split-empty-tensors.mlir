@@ -7,11 +7,6 @@
 // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[FIRST:[0-9]+]] : tensor<4xf32>)
 // CHECK-NOT: outs(%[[FIRST]] :
 // CHECK: return
-func.func @shared(
-// CHECK: %[[E0:.*]] = tensor.empty() : tensor<4xf32>
-// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[E0]] : tensor<4xf32>)
-// CHECK: %[[E1:.*]] = tensor.empty() : tensor<4xf32>
-// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[E1]] : tensor<4xf32>)
 func.func @shared(%x: f32, %y: f32) -> (tensor<4xf32>, tensor<4xf32>) {
   %e = tensor.empty() : tensor<4xf32>
   %a = linalg.fill ins(%x : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
