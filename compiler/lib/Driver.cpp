@@ -206,6 +206,9 @@ int pipecc::runDriver(const DriverOptions &options,
     return fail("--lr must be a positive number");
   if (options.stages < 1)
     return fail("--stages must be at least 1");
+  if (options.optLevel > 3)
+    return fail("-O" + Twine(options.optLevel) +
+                ": the optimisation level must be 0, 1, 2 or 3");
 
   // Claim the output folder first, so a bad -o fails before any work.
   std::optional<OutputDirectory> outputDir;
@@ -286,6 +289,7 @@ int pipecc::runDriver(const DriverOptions &options,
   settings.microbatches = static_cast<int32_t>(options.microbatches);
   settings.microbatchSize = firstBatchDim(*module);
   settings.learningRate = options.learningRate;
+  settings.optLevel = options.optLevel;
 
   if (reaches(last, Phase::Autodiff)) {
     if (failed(runPasses(*module, [&](OpPassManager &pm) {

@@ -14,6 +14,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -91,7 +92,15 @@ LogicalResult codegen::lowerRankModules(
     if (stageFunctions.empty())
       return program.emitError("no stage functions for stage ") << stage;
 
+    // The command line's pass-manager options (--mlir-timing,
+    // --mlir-print-ir-after-all, ...) cover the lowering too.
     PassManager pm(ctx);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return failure();
+    DefaultTimingManager timing;
+    applyDefaultTimingManagerCLOptions(timing);
+    TimingScope rootTiming = timing.getRootScope();
+    pm.enableTiming(rootTiming);
     buildCPULoweringPipeline(pm);
     if (failed(pm.run(*rank)))
       return program.emitError("lowering rank ")
@@ -217,7 +226,7 @@ LogicalResult codegen::emitPipeline(
         (*rankModule)->getAttrOfType<IntegerAttr>("pipeline.rank").getInt();
     std::string base = "rank" + std::to_string(rank);
     std::string object = outputDir.stagingPath(base + ".o");
-    if (failed(emitObjectFile(*rankModule, object)))
+    if (failed(emitObjectFile(*rankModule, object, settings.optLevel)))
       return failure();
     std::string error;
     bool linked = linkRankExecutable({object}, outputDir.stagingPath(base),

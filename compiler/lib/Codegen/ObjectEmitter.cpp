@@ -7,7 +7,10 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
@@ -35,8 +38,21 @@ extern char **environ;
 using namespace mlir;
 using namespace pipecc;
 
-static std::unique_ptr<llvm::TargetMachine> createHostTargetMachine(
-    std::string &error) {
+static llvm::CodeGenOptLevel codeGenOptLevel(unsigned optLevel) {
+  switch (optLevel) {
+  case 0:
+    return llvm::CodeGenOptLevel::None;
+  case 1:
+    return llvm::CodeGenOptLevel::Less;
+  case 2:
+    return llvm::CodeGenOptLevel::Default;
+  default:
+    return llvm::CodeGenOptLevel::Aggressive;
+  }
+}
+
+static std::unique_ptr<llvm::TargetMachine>
+createHostTargetMachine(unsigned optLevel, std::string &error) {
   static std::once_flag initialized;
   std::call_once(initialized, [] {
     llvm::InitializeNativeTarget();
@@ -51,10 +67,40 @@ static std::unique_ptr<llvm::TargetMachine> createHostTargetMachine(
   llvm::TargetOptions options;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
       triple, "generic", "", options, llvm::Reloc::PIC_, std::nullopt,
-      llvm::CodeGenOptLevel::Aggressive));
+      codeGenOptLevel(optLevel)));
 }
 
-LogicalResult codegen::emitObjectFile(ModuleOp module, StringRef objectPath) {
+/// At -O3 LLVM fully unrolls a short loop around a loop (the 16 rows of a
+/// 16x256 elementwise op): one op becomes 16 loops in a row, and
+/// IndVarSimplify's time grows with the square of the loops in a function
+/// (ScalarEvolution walks back over every earlier loop's guard). Loops that
+/// hold loops stay rolled; innermost loops unroll and vectorize as before.
+static void keepOuterLoopsRolled(llvm::Module &module) {
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::MDNode *disable = llvm::MDNode::get(
+      ctx, llvm::MDString::get(ctx, "llvm.loop.unroll.disable"));
+  for (llvm::Function &function : module) {
+    if (function.isDeclaration())
+      continue;
+    llvm::DominatorTree dominators(function);
+    llvm::LoopInfo loops(dominators);
+    for (llvm::Loop *loop : loops.getLoopsInPreorder()) {
+      if (loop->isInnermost())
+        continue;
+      // A loop ID is a distinct node whose first operand is itself.
+      SmallVector<llvm::Metadata *> properties{nullptr};
+      if (llvm::MDNode *old = loop->getLoopID())
+        properties.append(old->op_begin() + 1, old->op_end());
+      properties.push_back(disable);
+      llvm::MDNode *id = llvm::MDNode::getDistinct(ctx, properties);
+      id->replaceOperandWith(0, id);
+      loop->setLoopID(id);
+    }
+  }
+}
+
+LogicalResult codegen::emitObjectFile(ModuleOp module, StringRef objectPath,
+                                     unsigned optLevel) {
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
@@ -68,13 +114,14 @@ LogicalResult codegen::emitObjectFile(ModuleOp module, StringRef objectPath) {
 
   std::string error;
   std::unique_ptr<llvm::TargetMachine> machine =
-      createHostTargetMachine(error);
+      createHostTargetMachine(optLevel, error);
   if (!machine)
     return module.emitError("no LLVM target for this host: ") << error;
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(machine->getTargetTriple().str());
 
-  auto optimize = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
+  keepOuterLoopsRolled(*llvmModule);
+  auto optimize = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
                                             machine.get());
   if (llvm::Error err = optimize(llvmModule.get())) {
     std::string message = llvm::toString(std::move(err));

@@ -60,6 +60,11 @@ static cl::opt<bool> summary("summary",
 // Numbers are read as text and parsed by the runtime's parser
 // (pipecc/Runtime/Numbers.h), so that pipecc and the rank executables accept
 // the same texts and a bad one is one `pipecc: error:` line.
+static cl::opt<std::string>
+    optLevel("O",
+             cl::desc("Optimisation level of the rank executables: -O0 to "
+                      "-O3 (default -O3)"),
+             cl::Prefix, cl::init("3"), cl::cat(pipeccCategory));
 static cl::opt<std::string> elideLimit(
     "elide-elements-larger-than",
     cl::desc("Print constants with more elements as dense_resource "
@@ -180,6 +185,11 @@ int main(int argc, char **argv) {
       return fail(numberError);
     *target = *value;
   }
+  std::optional<int64_t> level =
+      pipecc::rt::parseIntegerOption("-O", optLevel, 0, 3, numberError);
+  if (!level)
+    return fail(numberError);
+  options.optLevel = static_cast<unsigned>(*level);
   // Recorded and compiled in as the float32 the ranks compute with.
   std::optional<float> lr =
       pipecc::rt::parseLearningRateOption("--lr", learningRate, numberError);

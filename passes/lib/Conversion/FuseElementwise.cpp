@@ -15,13 +15,23 @@ using namespace mlir;
 namespace {
 struct FuseElementwisePass
     : pipecc::impl::FuseElementwiseBase<FuseElementwisePass> {
+  using FuseElementwiseBase::FuseElementwiseBase;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
+    unsigned limit = maxBodyOps;
+    auto bodySize = [](Operation *op) -> size_t {
+      auto generic = dyn_cast<linalg::GenericOp>(op);
+      return generic ? generic.getBody()->getOperations().size() : 0;
+    };
     // Fuse only producers with a single use: no computation is duplicated.
     linalg::populateElementwiseOpsFusionPatterns(
-        patterns, [](OpOperand *operand) {
+        patterns, [=](OpOperand *operand) {
           Operation *producer = operand->get().getDefiningOp();
-          return producer && producer->hasOneUse();
+          if (!producer || !producer->hasOneUse())
+            return false;
+          return limit == 0 ||
+                 bodySize(producer) + bodySize(operand->getOwner()) <= limit;
         });
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
     if (failed(applyPatternsAndFoldGreedily(getOperation(),

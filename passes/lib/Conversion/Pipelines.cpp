@@ -50,6 +50,8 @@ void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createFuseElementwise());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createCopyAliasedResults());
+  // Keeps one-shot bufferization's analysis linear in the op count.
+  pm.addNestedPass<func::FuncOp>(createSplitEmptyTensors());
 
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
@@ -64,6 +66,8 @@ void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
   bufferization::buildBufferDeallocationPipeline(pm, {});
   // After deallocation: see MatmulToBlas.cpp.
   pm.addPass(createMatmulToBlas());
+  // Bounded functions keep LLVM's optimisation linear in the op count.
+  pm.addPass(createOutlineOpGroups({options.maxOpsPerFunction}));
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

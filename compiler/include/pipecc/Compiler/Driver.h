@@ -43,6 +43,8 @@ struct DriverOptions {
   std::string schedule = "1f1b";
   // Codegen.
   double learningRate = 0.1;
+  /// LLVM optimisation level of the rank executables, 0 to 3.
+  unsigned optLevel = 3;
 };
 
 /// Runs the compiler. Diagnostics go to the context's handler (stderr by

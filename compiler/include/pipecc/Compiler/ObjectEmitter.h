@@ -9,10 +9,12 @@
 
 namespace pipecc::codegen {
 
-/// Translates an LLVM-dialect module to LLVM IR, optimises it at -O3 for the
-/// host CPU and writes an object file. Errors are reported on the module.
+/// Translates an LLVM-dialect module to LLVM IR, optimises it at -O`optLevel`
+/// (0 to 3) for the host CPU and writes an object file. Errors are reported
+/// on the module.
 mlir::LogicalResult emitObjectFile(mlir::ModuleOp module,
-                                   llvm::StringRef objectPath);
+                                   llvm::StringRef objectPath,
+                                   unsigned optLevel = 3);
 
 /// Links objects with the CPU runtime into an executable, with the system
 /// C++ compiler driver (`PIPECC_CXX`, else `c++`) and the runtime's link

@@ -41,6 +41,8 @@ struct RankSettings {
   int32_t microbatches = 1;
   int64_t microbatchSize = 0;
   double learningRate = 0.1;
+  /// LLVM optimisation level (0 to 3) the rank executables are built with.
+  unsigned optLevel = 3;
 };
 
 /// Appends to `rankModule` (whose stage functions of the rank's stage are

@@ -44,7 +44,17 @@ def FuseElementwise : Pass<"pipecc-fuse-elementwise", "::mlir::func::FuncOp"> {
     `linalg-fuse-elementwise-ops` this does not propagate reshapes through
     linalg ops, which would turn the named matmuls that
     `pipecc-matmul-to-blas` looks for into generics.
+
+    A fused body holds at most `max-body-ops` ops: LLVM's InstCombine and
+    SLP vectorizer are quadratic in a long chain of scalar ops (the
+    backward of 1,000 Relus fused into one body took seconds per rank),
+    and each fusion copies the bodies it joins. The values a shorter fusion
+    stores and reloads are the same floats, so results do not change.
   }];
+  let options = [
+    Option<"maxBodyOps", "max-body-ops", "unsigned", /*default=*/"64",
+           "Most ops in a fused body (0: no limit)">,
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
@@ -88,6 +98,52 @@ def CopyAliasedResults : Pass<"pipecc-copy-aliased-results",
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
+}
+
+def SplitEmptyTensors : Pass<"pipecc-split-empty-tensors",
+                             "::mlir::func::FuncOp"> {
+  let summary = "Gives every use of a tensor.empty its own tensor.empty";
+  let description = [{
+    CSE merges the `tensor.empty` inits of same-shaped ops into one value,
+    and one-shot bufferization then checks every in-place write into it
+    against every other use: quadratic in the ops of a function. Run right
+    before bufferization, after the last CSE; the allocations it makes are
+    the same as before.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
+def OutlineOpGroups : Pass<"pipecc-outline-op-groups", "::mlir::ModuleOp"> {
+  let summary = "Splits long functions on memrefs into calls of bounded groups";
+  let description = [{
+    Some of LLVM's loop passes are quadratic in the number of loops of one
+    function (IndVarSimplify asks ScalarEvolution whether each loop's entry
+    is guarded, and that walks back over every loop before it), so a stage
+    function of a few thousand ops took minutes at -O3. This pass bounds
+    the size of every function: in a function with more than `max-ops`
+    top-level ops that become loops or calls, consecutive runs of at most
+    `max-ops` such ops move into private `no_inline` functions
+    (`<name>_part<k>`), called in their place.
+
+    It runs on memrefs, after deallocation and the BLAS calls. An outlined
+    op is one without results (a linalg op on buffers, a copy, a call); the
+    ops between them that stay behind are pure or allocations, which
+    already come before the call, and deallocations, which move after it.
+    Any other op ends a group. Values from outside a group are passed as
+    arguments (memrefs with static shapes and identity layouts, scalars,
+    pointers); constants and other pure producers are cloned instead, so
+    views and metadata never cross a call. An op that would need any other
+    argument stays where it is. The order of every memory access is kept,
+    so results are bit-identical.
+  }];
+  let options = [
+    Option<"maxOps", "max-ops", "unsigned", /*default=*/"32",
+           "Most loop nests or calls in one function (0: never split)">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let statistics = [
+    Statistic<"numGroups", "groups", "Functions outlined">,
+  ];
 }
 
 #endif // PIPECC_CONVERSION_PASSES_TD

@@ -15,13 +15,21 @@ struct CPULoweringOptions : mlir::PassPipelineOptions<CPULoweringOptions> {
       *this, "bare-ptr-memref-call-conv",
       llvm::cl::desc("Pass memrefs as bare pointers (static shapes only)"),
       llvm::cl::init(true)};
+  /// See pipecc-outline-op-groups.
+  Option<unsigned> maxOpsPerFunction{
+      *this, "max-ops-per-function",
+      llvm::cl::desc("Split longer functions into calls of groups of at most "
+                     "this many loop nests or calls (0: never)"),
+      llvm::cl::init(32)};
 };
 
 /// Lowers a module of graph-dialect functions to the LLVM dialect for the
 /// CPU: graph -> linalg on tensors, elementwise fusion, one-shot
 /// bufferization (identity layouts at function boundaries), results turned
 /// into caller-provided out-parameters, buffer deallocation, f32 matmuls to
-/// `pipecc_rt_sgemm(_batched)` calls, then loops and the LLVM dialect.
+/// `pipecc_rt_sgemm(_batched)` calls, long functions split into calls of
+/// bounded groups (`pipecc-outline-op-groups`), then loops and the LLVM
+/// dialect.
 ///
 /// `func.func @f(%a: tensor<4x16xf32>, %l: tensor<4xi64>)
 ///     -> (tensor<4x3xf32>, tensor<f32>)` becomes
