@@ -16,6 +16,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -83,14 +84,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     shared = std::make_unique<mlir::MLIRContext>(
         mlir::MLIRContext::Threading::DISABLED);
   mlir::MLIRContext &context = *shared;
+  llvm::StringRef input(reinterpret_cast<const char *>(data), size);
+  static constexpr llvm::StringLiteral kInternal = "internal error";
   unsigned errors = 0;
   mlir::ScopedDiagnosticHandler quiet(&context, [&](mlir::Diagnostic &diag) {
     if (diag.getSeverity() != mlir::DiagnosticSeverity::Error)
       return mlir::success();
     ++errors;
-    // The importer calls its own bugs internal errors.
+    // The importer calls its own bugs internal errors (unless the model
+    // itself spells the words, e.g. in an op type the message quotes).
     std::string message = diag.str();
-    if (message.find("internal error") != std::string::npos) {
+    if (llvm::StringRef(message).contains(kInternal) &&
+        !input.contains(kInternal)) {
       std::fprintf(stderr, "pipecc-fuzz-onnx: %s\n", message.c_str());
       std::abort();
     }
