@@ -5,6 +5,7 @@ set -euo pipefail
 
 APT_PACKAGES=(
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools clang-19 lld-19
+  libclang-rt-19-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libopenmpi-dev openmpi-bin libopenblas-dev ninja-build ccache
   cmake g++ libgtest-dev python3

@@ -39,6 +39,8 @@ mpirun = ["mpirun", "--oversubscribe"]
 if hasattr(os, "geteuid") and os.geteuid() == 0:
     mpirun.append("--allow-run-as-root")
 config.substitutions.append(("%mpirun", " ".join(mpirun)))
-for var in ["OMPI_MCA_plm", "HOME", "TMPDIR"]:
+for var in ["OMPI_MCA_plm", "HOME", "TMPDIR",
+            # scripts/sanitize.sh; lit.llvm drops ASAN_OPTIONS (a missing comma).
+            "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]

@@ -48,6 +48,14 @@ int64_t elementCount(const Shape &shape) {
   return count;
 }
 
+int64_t byteCount(const Shape &shape, DType type) {
+  int64_t count = elementCount(shape), size = elementSize(type);
+  if (count > std::numeric_limits<int64_t>::max() / size)
+    fail("shape ", shapeToString(shape), " of ", safetensorsName(type),
+         " has too many bytes");
+  return count * size;
+}
+
 std::string shapeToString(const Shape &shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i)

@@ -203,7 +203,7 @@ NpyHeader parseNpyHeader(const std::string &path, const char *bytes,
   header.majorVersion = major;
   header.dataOffset = static_cast<int64_t>(prefix + headerLength);
   try {
-    elementCount(header.shape);
+    byteCount(header.shape, header.dtype);
   } catch (const RuntimeError &e) {
     fail(path, ": ", e.what());
   }
@@ -214,7 +214,7 @@ NpyArray::NpyArray(std::string label, DType dtype, Shape shape,
                    std::vector<char> data)
     : path_(std::move(label)), dtype_(dtype), shape_(std::move(shape)),
       data_(std::move(data)) {
-  int64_t expected = elementCount(shape_) * elementSize(dtype_);
+  int64_t expected = byteCount(shape_, dtype_);
   if (expected != bytes())
     fail(path_, ": ", bytes(), " data bytes for shape ",
          shapeToString(shape_), " of ", numpyTypeName(dtype_), " (expected ",
@@ -226,8 +226,7 @@ NpyArray NpyArray::load(const std::string &path) {
   // data than the file holds is refused below, never allocated for.
   std::vector<char> file = readRegularFile(path);
   NpyHeader header = parseNpyHeader(path, file.data(), file.size());
-  int64_t expected =
-      elementCount(header.shape) * elementSize(header.dtype);
+  int64_t expected = byteCount(header.shape, header.dtype);
   int64_t available = static_cast<int64_t>(file.size()) - header.dataOffset;
   if (available != expected)
     fail(path, ": file holds ", available, " data bytes but shape ",

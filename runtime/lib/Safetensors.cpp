@@ -55,7 +55,7 @@ TensorInfo parseEntry(const std::string &label, const std::string &name,
         std::to_string(dataSize) + " bytes");
   int64_t expected;
   try {
-    expected = elementCount(info.shape) * elementSize(info.dtype);
+    expected = byteCount(info.shape, info.dtype);
   } catch (const RuntimeError &e) {
     bad(e.what());
   }
@@ -160,7 +160,7 @@ void SafetensorsWriter::add(const std::string &name, DType dtype,
     fail("safetensors: a tensor cannot be named '__metadata__'");
   if (contains(name))
     fail("safetensors: duplicate tensor name '", name, "'");
-  int64_t bytes = elementCount(shape) * elementSize(dtype);
+  int64_t bytes = byteCount(shape, dtype);
   const char *begin = static_cast<const char *>(data);
   tensors_.push_back(Entry{name, dtype, shape,
                            std::vector<char>(begin, begin + bytes)});

@@ -160,6 +160,10 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   PatternFn pattern = PatternRegistry::get().lookup(node.op_type(), opset);
   if (!pattern || !isDefaultDomain(node.domain()))
     return fail(loc, what + "no pattern for opset " + std::to_string(opset));
+  // Every op has an output; ONNX's schema check, which would say so, does not
+  // run on opsets newer than libonnx knows.
+  if (node.output_size() == 0)
+    return fail(loc, what + "the node has no outputs");
 
   SmallVector<Value> operands;
   for (const std::string &input : node.input()) {

@@ -163,6 +163,19 @@ TEST(NpyHeader, ReportsFileAndReason) {
       "bad dimension");
 }
 
+// Found by pipecc-fuzz-npy: 2^62 float32 elements are 2^64 bytes, which
+// wrapped to 0 and matched a file without data.
+TEST(NpyHeader, RejectsByteCountsThatOverflow) {
+  TempDir dir;
+  writeBytes(dir.file("huge.npy"),
+             npyImage(1,
+                      "{'descr': '<f4', 'fortran_order': False, 'shape': "
+                      "(1073741824, 1073741824, 4), }",
+                      ""));
+  EXPECT_RUNTIME_ERROR(NpyArray::load(dir.file("huge.npy")), "huge.npy",
+                       "has too many bytes");
+}
+
 TEST(NpyArray, ReportsMissingFileAndSizeMismatch) {
   TempDir dir;
   EXPECT_RUNTIME_ERROR(NpyArray::load(dir.file("absent.npy")), "absent.npy",

@@ -144,6 +144,13 @@ TEST(Safetensors, RejectsCorruptFiles) {
             R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
             8),
       "'a' and 'b' overlap");
+  // Found by pipecc-fuzz-safetensors: 2^62 floats are 2^64 bytes, which
+  // wrapped to 0 and matched empty data_offsets.
+  EXPECT_RUNTIME_ERROR(
+      parse(R"({"a":{"dtype":"F32","shape":[4611686018427387904],)"
+            R"("data_offsets":[0,0]}})",
+            0),
+      "tensor 'a'", "has too many bytes");
   EXPECT_RUNTIME_ERROR(parse(R"({"__metadata__":{"k":1}})", 0),
                        "'__metadata__' value for 'k' is not a string");
 }

@@ -11,6 +11,7 @@
 
 #include "llvm/ADT/APSInt.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace pipecc::frontend::detail;
@@ -65,7 +66,11 @@ static LogicalResult convertReshape(NodeContext &ctx,
     } else if (dim < -1) {
       return ctx.fail(llvm::formatv("shape entry {0} is {1}", i, dim));
     }
-    known *= dim;
+    if (llvm::MulOverflow(known, dim, known))
+      return ctx.fail(llvm::formatv("the shape [{0}] has more than 2^63 "
+                                    "elements",
+                                    llvm::make_range(target->begin(),
+                                                     target->end())));
     shape.push_back(dim);
   }
   if (inferred >= 0) {

@@ -34,6 +34,10 @@ using Shape = std::vector<int64_t>;
 /// Product of the dimensions (1 for a scalar); throws on negative or
 /// overflowing dimensions.
 int64_t elementCount(const Shape &shape);
+/// Bytes of a tensor of `shape` and `type`; throws like elementCount, and
+/// when the byte count overflows (a header could otherwise claim 2^62
+/// floats in 0 bytes).
+int64_t byteCount(const Shape &shape, DType type);
 /// "[2, 3]"
 std::string shapeToString(const Shape &shape);
 
