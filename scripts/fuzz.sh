@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (fuzz/, clang-19 with ASan + UBSan) in
+# Builds the libFuzzer targets (test/fuzz/, clang-19 with ASan + UBSan) in
 # build-fuzz/ and runs each on its seed corpus, then prints executions,
 # executions per second and crashes per target. Exits 1 when any target
 # crashed, hung, leaked or ran out of memory.
@@ -54,12 +54,12 @@ run_target() {
   mkdir -p "$work" "$artifacts"
   local args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048
               -print_final_stats=1 -artifact_prefix="$artifacts"
-              -dict="$root/fuzz/dicts/$t.dict")
+              -dict="$root/test/fuzz/dicts/$t.dict")
   [ "$runs" = 0 ] || args+=(-runs="$runs")
   [ "$t" != onnx ] || args+=(-max_len=4096)
   local rc=0
   touch "$build/fuzz-$t.start"
-  "$build/bin/pipecc-fuzz-$t" "${args[@]}" "$work" "$root/fuzz/corpus/$t" \
+  "$build/bin/pipecc-fuzz-$t" "${args[@]}" "$work" "$root/test/fuzz/corpus/$t" \
     >"$build/fuzz-$t.log" 2>&1 || rc=$?
   echo "$rc" >"$build/fuzz-$t.rc"
 }

@@ -8,7 +8,7 @@ from lit.llvm.subst import ToolSubst
 config.name = "pipecc"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "Unit", "unittests", "CMakeLists.txt",
+config.excludes = ["Inputs", "Unit", "unittests", "fuzz", "CMakeLists.txt",
                    "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.pipecc_obj_root, "test")

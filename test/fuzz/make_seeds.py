@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of the .npy and safetensors fuzzers (fuzz/corpus)
+"""Writes the seed corpora of the .npy and safetensors fuzzers (test/fuzz/corpus)
 and copies the small ONNX models of the frontend tests into corpus/onnx.
 Run it again after changing the lists below; the output is deterministic."""
 import json
