@@ -12,7 +12,7 @@
 #   --jobs J      run up to J targets at once (default 1)
 #   --build-only  configure and build, run nothing
 #   --no-build    run what build-fuzz/ holds (e.g. while another run builds)
-# New inputs go to build-fuzz/corpus/<target> (the seeds in fuzz/corpus stay
+# New inputs go to build-fuzz/corpus/<target> (the seeds in test/fuzz/corpus stay
 # as they are); a crashing input is written to build-fuzz/artifacts/<target>/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
