@@ -177,22 +177,48 @@ static LogicalResult convertShape(NodeContext &ctx,
   return success();
 }
 
+/// Gather from a tensor the graph computes or trains (an embedding table):
+/// a graph.gather, whose gradient scatter-adds. Constant indices are
+/// checked here; data-dependent ones are the runtime's to trust.
+static LogicalResult convertComputedGather(NodeContext &ctx, int64_t axis,
+                                           SmallVectorImpl<Value> &results) {
+  Value data = ctx.getOperand(0), indices = ctx.getOperand(1);
+  if (!llvm::isa<FloatType>(ctx.getOperandType(0).getElementType()))
+    return notSupportedYet(ctx, data);
+  Type indexType = ctx.getOperandType(1).getElementType();
+  if (!indexType.isInteger(32) && !indexType.isInteger(64))
+    return ctx.fail(llvm::formatv("indices {0} must be int32 or int64",
+                                  indices.getType()));
+  int64_t size = ctx.getOperandType(0).getDimSize(axis);
+  if (DenseElementsAttr constant = ctx.getConstant(indices))
+    for (const APInt &index : constant.getValues<APInt>())
+      if (index.getSExtValue() < -size || index.getSExtValue() >= size)
+        return ctx.fail(llvm::formatv("index {0} is out of range for "
+                                      "dimension {1} of size {2}",
+                                      index.getSExtValue(), axis, size));
+  return push(ctx.create<graph::GatherOp>(
+                  {data, indices},
+                  {ctx.builder.getNamedAttr(
+                      "axis", ctx.builder.getI64IntegerAttr(axis))}),
+              results);
+}
+
 static LogicalResult convertGather(NodeContext &ctx,
                                    SmallVectorImpl<Value> &results) {
   if (failed(ctx.requireOperands(2)))
     return failure();
   DenseElementsAttr data = ctx.getConstant(ctx.getOperand(0));
-  if (!data)
-    return notSupportedYet(ctx, ctx.getOperand(0));
-  FailureOr<SmallVector<int64_t>> indices =
-      ctx.getConstantInts(ctx.getOperand(1), "indices");
-  if (failed(indices))
-    return failure();
   RankedTensorType type = ctx.getOperandType(0);
   ArrayRef<int64_t> dims = type.getShape();
   FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", 0),
                                               type.getRank());
   if (failed(axis))
+    return failure();
+  if (!data)
+    return convertComputedGather(ctx, *axis, results);
+  FailureOr<SmallVector<int64_t>> indices =
+      ctx.getConstantInts(ctx.getOperand(1), "indices");
+  if (failed(indices))
     return failure();
   int64_t outer = 1, inner = 1, size = dims[*axis];
   for (int64_t d = 0; d < *axis; ++d)
