@@ -1,9 +1,9 @@
 //===- Indexing.cpp - slice, pad, gather and its scatter-add gradient -----===//
 //
-// Slices and pads are tensor.extract_slice / tensor.insert_slice, views
-// after bufferization. A gather reads the table with tensor.extract inside
-// a parallel generic over the result; its gradient is a generic over the
-// table with the index positions as reduction loops, so repeated indices
+// Slices, pads and gathers are parallel generics over their results that
+// read the input with tensor.extract. The gather's gradient is a generic
+// over the table with the index positions as reduction loops, so repeated
+// indices
 // accumulate in a fixed order (the same sum on every rank and every run).
 // Indices are wrapped when negative and clamped into range, so a bad index
 // in the data can never read or write outside the table.
@@ -23,15 +23,49 @@ namespace graph = pipecc::graph;
 namespace pipecc::conversion {
 namespace {
 
+/// A parallel generic over `type` whose body yields `body(indices)` for
+/// the loop indices; the result is a fresh contiguous tensor.
+Value buildIndexed(OpBuilder &b, Location loc, RankedTensorType type,
+                   function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  MLIRContext *ctx = b.getContext();
+  unsigned rank = type.getRank();
+  Value init =
+      b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+  auto generic = b.create<linalg::GenericOp>(
+      loc, type, ValueRange(), init,
+      SmallVector<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx)},
+      getIterators(rank), [&](OpBuilder &nb, Location nloc, ValueRange) {
+        SmallVector<Value> indices;
+        for (unsigned d = 0; d < rank; ++d)
+          indices.push_back(nb.create<linalg::IndexOp>(nloc, d));
+        nb.create<linalg::YieldOp>(nloc, body(nb, nloc, indices));
+      });
+  return generic.getResult(0);
+}
+
+// Slices and pads are copies into fresh tensors rather than
+// tensor.extract_slice / insert_slice: those bufferize to strided views
+// whose copies need the MLIR runner-utils library at link time.
 struct SliceLowering : OpConversionPattern<graph::SliceOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(graph::SliceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    SmallVector<int64_t> strides(op.getSizes().size(), 1);
-    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
-        op, op.getType(), adaptor.getInput(), ValueRange(), ValueRange(),
-        ValueRange(), op.getOffsets(), op.getSizes(), strides);
+    Value input = adaptor.getInput();
+    ArrayRef<int64_t> offsets = op.getOffsets();
+    rewriter.replaceOp(
+        op, buildIndexed(rewriter, op.getLoc(), op.getType(),
+                         [&](OpBuilder &b, Location loc, ValueRange indices) {
+                           SmallVector<Value> source;
+                           for (auto [index, offset] :
+                                llvm::zip(indices, offsets))
+                             source.push_back(b.create<arith::AddIOp>(
+                                 loc, index,
+                                 b.create<arith::ConstantIndexOp>(loc,
+                                                                  offset)));
+                           return b.create<tensor::ExtractOp>(loc, input,
+                                                              source);
+                         }));
     return success();
   }
 };
@@ -41,14 +75,46 @@ struct PadLowering : OpConversionPattern<graph::PadOp> {
   LogicalResult
   matchAndRewrite(graph::PadOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = op.getType();
-    Value zero = createFloat(rewriter, op.getLoc(), type.getElementType(), 0);
-    Value zeros = createFilled(rewriter, op.getLoc(), type, zero);
+    Value input = adaptor.getInput();
+    ArrayRef<int64_t> low = op.getLow();
     ArrayRef<int64_t> sizes = op.getInput().getType().getShape();
-    SmallVector<int64_t> strides(sizes.size(), 1);
-    rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
-        op, adaptor.getInput(), zeros, ValueRange(), ValueRange(),
-        ValueRange(), op.getLow(), sizes, strides);
+    Type elementType = op.getType().getElementType();
+    // Inside the box: the input at the clamped position; outside: zero.
+    rewriter.replaceOp(
+        op, buildIndexed(
+                rewriter, op.getLoc(), op.getType(),
+                [&](OpBuilder &b, Location loc, ValueRange indices) {
+                  Value inside;
+                  SmallVector<Value> source;
+                  for (auto [index, offset, size] :
+                       llvm::zip(indices, low, sizes)) {
+                    Value lo = b.create<arith::ConstantIndexOp>(loc, offset);
+                    Value hi =
+                        b.create<arith::ConstantIndexOp>(loc, offset + size);
+                    Value last =
+                        b.create<arith::ConstantIndexOp>(loc, size - 1);
+                    Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+                    Value in = b.create<arith::AndIOp>(
+                        loc,
+                        b.create<arith::CmpIOp>(
+                            loc, arith::CmpIPredicate::sge, index, lo),
+                        b.create<arith::CmpIOp>(
+                            loc, arith::CmpIPredicate::slt, index, hi));
+                    inside =
+                        inside ? b.create<arith::AndIOp>(loc, inside, in) : in;
+                    Value shifted = b.create<arith::SubIOp>(loc, index, lo);
+                    source.push_back(b.create<arith::MinSIOp>(
+                        loc, b.create<arith::MaxSIOp>(loc, shifted, zero),
+                        last));
+                  }
+                  Value element =
+                      b.create<tensor::ExtractOp>(loc, input, source);
+                  Value zero = createFloat(b, loc, elementType, 0);
+                  if (!inside)
+                    return element;
+                  return b.create<arith::SelectOp>(loc, inside, element, zero)
+                      .getResult();
+                }));
     return success();
   }
 };
