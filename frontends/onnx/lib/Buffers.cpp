@@ -36,7 +36,9 @@ static bool carriesGradient(const onnx::NodeProto &node, int index) {
       "Trilu",     "Dropout",        "ReduceSum",   "ReduceMean",
       "ReduceMax", "ReduceMin",      "ReduceProd",  "ReduceL2",
       "ReduceLogSumExp", "SoftmaxCrossEntropyLoss",
-      "NegativeLogLikelihoodLoss", "Resize", "Pad"};
+      "NegativeLogLikelihoodLoss", "Resize", "Pad",
+      // pipecc does not train exponents.
+      "Pow"};
   if (onlyFirst.contains(op))
     return index == 0;
   if (op == "Where")

@@ -3,8 +3,8 @@
 // Slices, pads and gathers are parallel generics over their results that
 // read the input with tensor.extract. The gather's gradient is a generic
 // over the table with the index positions as reduction loops, so repeated
-// indices
-// accumulate in a fixed order (the same sum on every rank and every run).
+// indices accumulate in a fixed order (the same sum on every rank and every
+// run).
 // Indices are wrapped when negative and clamped into range, so a bad index
 // in the data can never read or write outside the table.
 //
