@@ -294,6 +294,19 @@ def transformer_models():
     ], [tensor("x", F32, [2, 3, 4])], [tensor("y", F32, [2, 3, 4])],
         [weights("scale", 4), weights("bias", 4)], opset=17)
 
+    # Gelu-20 both ways; Dropout in inference mode and Reciprocal.
+    save("gelu_opset20.onnx", [
+        node("Gelu", ["x"], ["g"], "/Gelu"),
+        node("Gelu", ["g"], ["y"], "/Gelu_tanh", approximate="tanh"),
+    ], [tensor("x", F32, [2, 3])], [tensor("y", F32, [2, 3])], opset=20,
+        ir=9)
+    save("dropout_reciprocal.onnx", [
+        node("Dropout", ["x", "ratio", "training"], ["d"], "/Dropout"),
+        node("Reciprocal", ["d"], ["y"], "/Reciprocal"),
+    ], [tensor("x", F32, [2, 3])], [tensor("y", F32, [2, 3])],
+        [f32("ratio", 0.1), numpy_helper.from_array(np.array(False),
+                                                    "training")])
+
     # Refused: an exponent Pow has no rule for, a strided Slice of a
     # computed tensor, a comparison of computed values.
     save("transformer_unsupported.onnx", [

@@ -1,4 +1,4 @@
-//===- Math.cpp - Sqrt, Erf, Pow ------------------------------------------===//
+//===- Math.cpp - Sqrt, Erf, Pow, Reciprocal, Gelu ------------------------===//
 //
 // Pow appears in exported LayerNorm and RMSNorm decompositions as x^2 with a
 // constant exponent; constant small exponents become products, square roots
@@ -114,9 +114,87 @@ static LogicalResult convertPow(NodeContext &ctx,
   return unsupported();
 }
 
+static LogicalResult convertReciprocal(NodeContext &ctx,
+                                       SmallVectorImpl<Value> &results) {
+  if (failed(ctx.requireOperands(1)))
+    return failure();
+  Type elementType = ctx.getOperandType(0).getElementType();
+  if (!llvm::isa<FloatType>(elementType))
+    return ctx.fail(llvm::formatv("Reciprocal of {0} is not supported: graph "
+                                  "arithmetic is floating-point",
+                                  ctx.getOperand(0).getType()));
+  FailureOr<Value> result = ctx.create<graph::DivOp>(
+      {ctx.createScalar(elementType, 1.0), ctx.getOperand(0)});
+  if (failed(result))
+    return failure();
+  results.push_back(*result);
+  return success();
+}
+
+/// Gelu-20 as the formula PyTorch exports at lower opsets: exact,
+/// x/2 (1 + erf(x / sqrt 2)), or with approximate = "tanh",
+/// x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+static LogicalResult convertGelu(NodeContext &ctx,
+                                 SmallVectorImpl<Value> &results) {
+  if (failed(ctx.requireOperands(1)))
+    return failure();
+  Value x = ctx.getOperand(0);
+  Type elementType = ctx.getOperandType(0).getElementType();
+  if (!llvm::isa<FloatType>(elementType))
+    return ctx.fail(llvm::formatv("Gelu of {0} is not supported: graph "
+                                  "arithmetic is floating-point",
+                                  x.getType()));
+  std::string approximate = ctx.getString("approximate").value_or("none");
+  if (approximate != "none" && approximate != "tanh")
+    return ctx.fail("attribute 'approximate' is '" + approximate +
+                    "'; 'none' and 'tanh' are defined");
+  auto scalar = [&](double v) { return ctx.createScalar(elementType, v); };
+  FailureOr<Value> inner;
+  if (approximate == "none") {
+    FailureOr<Value> scaled =
+        ctx.create<graph::MulOp>({x, scalar(0.70710678118654752)});
+    if (failed(scaled))
+      return failure();
+    inner = ctx.create<graph::ErfOp>({*scaled});
+  } else {
+    FailureOr<Value> square = ctx.create<graph::MulOp>({x, x});
+    if (failed(square))
+      return failure();
+    FailureOr<Value> cube = ctx.create<graph::MulOp>({*square, x});
+    if (failed(cube))
+      return failure();
+    FailureOr<Value> term = ctx.create<graph::MulOp>({*cube, scalar(0.044715)});
+    if (failed(term))
+      return failure();
+    FailureOr<Value> sum = ctx.create<graph::AddOp>({x, *term});
+    if (failed(sum))
+      return failure();
+    FailureOr<Value> scaled =
+        ctx.create<graph::MulOp>({*sum, scalar(0.79788456080286536)});
+    if (failed(scaled))
+      return failure();
+    inner = ctx.create<graph::TanhOp>({*scaled});
+  }
+  if (failed(inner))
+    return failure();
+  FailureOr<Value> onePlus = ctx.create<graph::AddOp>({*inner, scalar(1.0)});
+  if (failed(onePlus))
+    return failure();
+  FailureOr<Value> half = ctx.create<graph::MulOp>({x, scalar(0.5)});
+  if (failed(half))
+    return failure();
+  FailureOr<Value> result = ctx.create<graph::MulOp>({*half, *onePlus});
+  if (failed(result))
+    return failure();
+  results.push_back(*result);
+  return success();
+}
+
 void pipecc::frontend::detail::populateMathPatterns(PatternRegistry &registry) {
   registry.add("Sqrt", 6, convertFloatUnary<graph::SqrtOp>);
   registry.add("Erf", 9, convertFloatUnary<graph::ErfOp>);
   // Pow-7 introduced numpy broadcasting; later versions add types only.
   registry.add("Pow", 7, convertPow);
+  registry.add("Reciprocal", 6, convertReciprocal);
+  registry.add("Gelu", 20, convertGelu);
 }

@@ -104,6 +104,40 @@ static LogicalResult convertIdentity(NodeContext &ctx,
   return success();
 }
 
+/// Dropout in inference mode (or with ratio 0) passes its input through;
+/// `Inputs`: Dropout-12 and later take ratio and training_mode as inputs.
+template <bool Inputs>
+static LogicalResult convertDropout(NodeContext &ctx,
+                                    SmallVectorImpl<Value> &results) {
+  if (failed(ctx.requireOperands(1)))
+    return failure();
+  if (ctx.isOutputUsed(1))
+    return ctx.fail("the mask output is not supported");
+  bool training = false;
+  double ratio = ctx.getFloat("ratio", 0.5f);
+  if constexpr (Inputs) {
+    if (Value mode = ctx.getOperand(2)) {
+      DenseElementsAttr value = ctx.getConstant(mode);
+      if (!value || value.getNumElements() != 1)
+        return ctx.fail("input 'training_mode' must be a constant bool");
+      training = !value.getValues<APInt>()[0].isZero();
+    }
+    ratio = 0.5;
+    if (Value given = ctx.getOperand(1)) {
+      DenseElementsAttr value = ctx.getConstant(given);
+      if (!value || value.getNumElements() != 1 ||
+          !llvm::isa<FloatType>(value.getElementType()))
+        return ctx.fail("input 'ratio' must be a constant float");
+      ratio = value.getValues<APFloat>()[0].convertToDouble();
+    }
+  }
+  if (training && ratio != 0)
+    return ctx.fail("Dropout in training mode with a ratio other than 0 is "
+                    "not supported (export in inference mode)");
+  results.push_back(ctx.getOperand(0));
+  return success();
+}
+
 static LogicalResult convertConstant(NodeContext &ctx,
                                      SmallVectorImpl<Value> &results) {
   Builder &b = ctx.builder;
@@ -441,6 +475,9 @@ void pipecc::frontend::detail::populateShapePatterns(
   registry.add("Reshape", 14, convertReshape<true>);
   registry.add("Transpose", 1, convertTranspose);
   registry.add("Identity", 1, convertIdentity);
+  // Dropout-7 has no is_test; 12 moved ratio and training_mode to inputs.
+  registry.add("Dropout", 7, convertDropout<false>);
+  registry.add("Dropout", 12, convertDropout<true>);
   registry.add("Constant", 1, convertConstant);
   registry.add("Shape", 1, convertShape<false>);
   registry.add("Shape", 15, convertShape<true>);
