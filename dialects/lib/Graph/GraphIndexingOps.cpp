@@ -1,4 +1,4 @@
-//===- GraphIndexingOps.cpp - where, slice, pad, gather: type rules --------===//
+//===- GraphIndexingOps.cpp - where, slice, pad, gather: type rules -------===//
 //
 // Type inference and verifiers of the ops that select, cut out and look up
 // elements. Their shapes follow from attributes and operand shapes only, so
@@ -26,7 +26,8 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
                                         adaptor.getRhs().getType(), values)))
     return failure();
   auto valueType = llvm::cast<RankedTensorType>(values[0]);
-  auto condition = llvm::cast<RankedTensorType>(adaptor.getCondition().getType());
+  auto condition =
+      llvm::cast<RankedTensorType>(adaptor.getCondition().getType());
   SmallVector<int64_t> shape;
   if (!OpTrait::util::getBroadcastedShape(condition.getShape(),
                                           valueType.getShape(), shape))
@@ -46,8 +47,9 @@ static LogicalResult verifyBox(std::optional<Location> loc,
                                ArrayRef<int64_t> offsets,
                                ArrayRef<int64_t> sizes) {
   if (offsets.size() != outer.size() || sizes.size() != outer.size())
-    return emitOptionalError(loc, "expected one offset and size per "
-                                  "dimension of a rank-",
+    return emitOptionalError(loc,
+                             "expected one offset and size per "
+                             "dimension of a rank-",
                              outer.size(), " tensor, got ", offsets.size(),
                              " offsets and ", sizes.size(), " sizes");
   for (size_t d = 0; d < outer.size(); ++d)
@@ -113,11 +115,9 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
 LogicalResult GatherGradOp::verify() {
   RankedTensorType grad = getResultGrad().getType(), data = getType();
   if (grad.getElementType() != data.getElementType())
-    return emitOpError("element types differ: ")
-           << grad << " and " << data;
-  FailureOr<SmallVector<int64_t>> shape =
-      gatheredShape(getLoc(), data.getShape(),
-                    getIndices().getType().getShape(), getAxis());
+    return emitOpError("element types differ: ") << grad << " and " << data;
+  FailureOr<SmallVector<int64_t>> shape = gatheredShape(
+      getLoc(), data.getShape(), getIndices().getType().getShape(), getAxis());
   if (failed(shape))
     return failure();
   if (ArrayRef<int64_t>(*shape) != grad.getShape())

@@ -21,21 +21,19 @@ static bool carriesGradient(const onnx::NodeProto &node, int index) {
   llvm::StringRef op = node.op_type();
   // Ops whose outputs are booleans, integers or shapes.
   static const llvm::StringSet<> noGradient = {
-      "Equal",    "Less",      "LessOrEqual", "Greater",     "GreaterOrEqual",
-      "Not",      "And",       "Or",          "Xor",         "IsNaN",
-      "IsInf",    "Shape",     "Size",        "ArgMax",      "ArgMin",
-      "NonZero",  "Range",     "EyeLike",     "OneHot",      "ConstantOfShape",
-      "Sign",     "Floor",     "Ceil",        "Round",       "BitShift"};
+      "Equal",   "Less",  "LessOrEqual", "Greater", "GreaterOrEqual",
+      "Not",     "And",   "Or",          "Xor",     "IsNaN",
+      "IsInf",   "Shape", "Size",        "ArgMax",  "ArgMin",
+      "NonZero", "Range", "EyeLike",     "OneHot",  "ConstantOfShape",
+      "Sign",    "Floor", "Ceil",        "Round",   "BitShift"};
   if (noGradient.contains(op))
     return false;
   // Ops whose later inputs are indices, shapes, axes or conditions.
   static const llvm::StringSet<> onlyFirst = {
-      "Reshape",   "Slice",          "Split",       "Gather",
-      "GatherElements", "GatherND",  "Unsqueeze",   "Squeeze",
-      "Expand",    "Tile",           "TopK",        "CumSum",
-      "Trilu",     "Dropout",        "ReduceSum",   "ReduceMean",
-      "ReduceMax", "ReduceMin",      "ReduceProd",  "ReduceL2",
-      "ReduceLogSumExp", "SoftmaxCrossEntropyLoss",
+      "Reshape", "Slice", "Split", "Gather", "GatherElements", "GatherND",
+      "Unsqueeze", "Squeeze", "Expand", "Tile", "TopK", "CumSum", "Trilu",
+      "Dropout", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
+      "ReduceProd", "ReduceL2", "ReduceLogSumExp", "SoftmaxCrossEntropyLoss",
       "NegativeLogLikelihoodLoss", "Resize", "Pad",
       // pipecc does not train exponents.
       "Pow"};

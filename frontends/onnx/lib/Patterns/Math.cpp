@@ -77,7 +77,11 @@ static LogicalResult convertPow(NodeContext &ctx,
       return failure();
     Value result = *value;
     auto exponentType = llvm::cast<RankedTensorType>(exponentValue.getType());
-    if (exponentType.getRank() > 0) {
+    bool widens = exponentType.getRank() > baseType.getRank();
+    for (int64_t i = 1; !widens && i <= exponentType.getRank(); ++i)
+      widens = exponentType.getDimSize(exponentType.getRank() - i) >
+               baseType.getDimSize(baseType.getRank() - i);
+    if (widens) {
       FailureOr<Value> shaped = ctx.create<graph::MulOp>(
           {result, ctx.createConstant(DenseElementsAttr::get(
                        exponentType.clone(baseType.getElementType()),

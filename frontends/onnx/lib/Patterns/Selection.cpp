@@ -30,8 +30,8 @@ static FailureOr<Value> foldBroadcast(NodeContext &ctx,
     SmallVector<int64_t> next;
     auto type = llvm::cast<RankedTensorType>(operand.getType());
     if (!OpTrait::util::getBroadcastedShape(shape, type.getShape(), next))
-      return ctx.fail(llvm::formatv("input shapes do not broadcast: {0}",
-                                    type));
+      return ctx.fail(
+          llvm::formatv("input shapes do not broadcast: {0}", type));
     shape = next;
   }
   SmallVector<SmallVector<Attribute>> values;
@@ -112,9 +112,8 @@ static LogicalResult convertWhere(NodeContext &ctx,
   if (c && l && r) {
     FailureOr<Value> folded = foldBroadcast(
         ctx, {c, l, r}, elementType, [](ArrayRef<Attribute> args) {
-          return llvm::cast<IntegerAttr>(args[0]).getValue().isZero()
-                     ? args[2]
-                     : args[1];
+          return llvm::cast<IntegerAttr>(args[0]).getValue().isZero() ? args[2]
+                                                                      : args[1];
         });
     if (failed(folded))
       return failure();

@@ -28,8 +28,7 @@ struct Box {
 /// it follows ONNX Slice's clamping rules.
 static FailureOr<Box> resolveBox(NodeContext &ctx, RankedTensorType type,
                                  ArrayRef<int64_t> starts,
-                                 ArrayRef<int64_t> ends,
-                                 ArrayRef<int64_t> axes,
+                                 ArrayRef<int64_t> ends, ArrayRef<int64_t> axes,
                                  ArrayRef<int64_t> steps) {
   int64_t rank = type.getRank();
   Box box;
@@ -48,8 +47,8 @@ static FailureOr<Box> resolveBox(NodeContext &ctx, RankedTensorType type,
   for (auto [i, axis] : llvm::enumerate(*normal)) {
     int64_t dim = type.getDimSize(axis), step = steps[i];
     if (step == 0 || step == std::numeric_limits<int64_t>::min())
-      return ctx.fail(llvm::formatv("step {0} of axis {1} is not supported",
-                                    step, axis));
+      return ctx.fail(
+          llvm::formatv("step {0} of axis {1} is not supported", step, axis));
     if (dim == 0) {
       box.sizes[axis] = 0;
       continue;
@@ -83,9 +82,8 @@ static FailureOr<Box> resolveBox(NodeContext &ctx, RankedTensorType type,
 static FailureOr<Value> cut(NodeContext &ctx, Value value, const Box &box) {
   auto type = llvm::cast<RankedTensorType>(value.getType());
   auto resultType = type.clone(box.sizes);
-  if (resultType == type && llvm::all_of(box.steps, [](int64_t s) {
-        return s == 1;
-      }))
+  if (resultType == type &&
+      llvm::all_of(box.steps, [](int64_t s) { return s == 1; }))
     return value;
   if (DenseElementsAttr constant = ctx.getConstant(value)) {
     auto elements = llvm::to_vector(constant.getValues<Attribute>());
@@ -94,8 +92,8 @@ static FailureOr<Value> cut(NodeContext &ctx, Value value, const Box &box) {
     for (int64_t n = 0, e = resultType.getNumElements(); n < e; ++n) {
       int64_t flat = 0;
       for (size_t d = 0; d < index.size(); ++d)
-        flat = flat * type.getDimSize(d) + box.starts[d] +
-               index[d] * box.steps[d];
+        flat =
+            flat * type.getDimSize(d) + box.starts[d] + index[d] * box.steps[d];
       out.push_back(elements[flat]);
       for (int64_t d = static_cast<int64_t>(index.size()) - 1; d >= 0; --d) {
         if (++index[d] < box.sizes[d])
@@ -110,14 +108,13 @@ static FailureOr<Value> cut(NodeContext &ctx, Value value, const Box &box) {
                                   "other than 1 is not supported yet",
                                   ctx.node.op_type(), type));
   if (resultType.getNumElements() == 0)
-    return ctx.fail(llvm::formatv("{0} of {1} is empty", ctx.node.op_type(),
-                                  type));
+    return ctx.fail(
+        llvm::formatv("{0} of {1} is empty", ctx.node.op_type(), type));
   return ctx.create<graph::SliceOp>(
-      {value},
-      {ctx.builder.getNamedAttr("offsets",
-                                ctx.builder.getDenseI64ArrayAttr(box.starts)),
-       ctx.builder.getNamedAttr("sizes",
-                                ctx.builder.getDenseI64ArrayAttr(box.sizes))});
+      {value}, {ctx.builder.getNamedAttr(
+                    "offsets", ctx.builder.getDenseI64ArrayAttr(box.starts)),
+                ctx.builder.getNamedAttr(
+                    "sizes", ctx.builder.getDenseI64ArrayAttr(box.sizes))});
 }
 
 /// `Inputs`: Slice-10 and later take starts, ends, axes and steps as inputs;

@@ -25,8 +25,9 @@ namespace {
 
 /// A parallel generic over `type` whose body yields `body(indices)` for
 /// the loop indices; the result is a fresh contiguous tensor.
-Value buildIndexed(OpBuilder &b, Location loc, RankedTensorType type,
-                   function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+Value buildIndexed(
+    OpBuilder &b, Location loc, RankedTensorType type,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
   MLIRContext *ctx = b.getContext();
   unsigned rank = type.getRank();
   Value init =
@@ -54,18 +55,16 @@ struct SliceLowering : OpConversionPattern<graph::SliceOp> {
     Value input = adaptor.getInput();
     ArrayRef<int64_t> offsets = op.getOffsets();
     rewriter.replaceOp(
-        op, buildIndexed(rewriter, op.getLoc(), op.getType(),
-                         [&](OpBuilder &b, Location loc, ValueRange indices) {
-                           SmallVector<Value> source;
-                           for (auto [index, offset] :
-                                llvm::zip(indices, offsets))
-                             source.push_back(b.create<arith::AddIOp>(
-                                 loc, index,
-                                 b.create<arith::ConstantIndexOp>(loc,
-                                                                  offset)));
-                           return b.create<tensor::ExtractOp>(loc, input,
-                                                              source);
-                         }));
+        op,
+        buildIndexed(rewriter, op.getLoc(), op.getType(),
+                     [&](OpBuilder &b, Location loc, ValueRange indices) {
+                       SmallVector<Value> source;
+                       for (auto [index, offset] : llvm::zip(indices, offsets))
+                         source.push_back(b.create<arith::AddIOp>(
+                             loc, index,
+                             b.create<arith::ConstantIndexOp>(loc, offset)));
+                       return b.create<tensor::ExtractOp>(loc, input, source);
+                     }));
     return success();
   }
 };
@@ -81,40 +80,36 @@ struct PadLowering : OpConversionPattern<graph::PadOp> {
     Type elementType = op.getType().getElementType();
     // Inside the box: the input at the clamped position; outside: zero.
     rewriter.replaceOp(
-        op, buildIndexed(
-                rewriter, op.getLoc(), op.getType(),
-                [&](OpBuilder &b, Location loc, ValueRange indices) {
-                  Value inside;
-                  SmallVector<Value> source;
-                  for (auto [index, offset, size] :
-                       llvm::zip(indices, low, sizes)) {
-                    Value lo = b.create<arith::ConstantIndexOp>(loc, offset);
-                    Value hi =
-                        b.create<arith::ConstantIndexOp>(loc, offset + size);
-                    Value last =
-                        b.create<arith::ConstantIndexOp>(loc, size - 1);
-                    Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
-                    Value in = b.create<arith::AndIOp>(
-                        loc,
-                        b.create<arith::CmpIOp>(
-                            loc, arith::CmpIPredicate::sge, index, lo),
-                        b.create<arith::CmpIOp>(
-                            loc, arith::CmpIPredicate::slt, index, hi));
-                    inside =
-                        inside ? b.create<arith::AndIOp>(loc, inside, in) : in;
-                    Value shifted = b.create<arith::SubIOp>(loc, index, lo);
-                    source.push_back(b.create<arith::MinSIOp>(
-                        loc, b.create<arith::MaxSIOp>(loc, shifted, zero),
-                        last));
-                  }
-                  Value element =
-                      b.create<tensor::ExtractOp>(loc, input, source);
-                  Value zero = createFloat(b, loc, elementType, 0);
-                  if (!inside)
-                    return element;
-                  return b.create<arith::SelectOp>(loc, inside, element, zero)
-                      .getResult();
-                }));
+        op,
+        buildIndexed(
+            rewriter, op.getLoc(), op.getType(),
+            [&](OpBuilder &b, Location loc, ValueRange indices) {
+              Value inside;
+              SmallVector<Value> source;
+              for (auto [index, offset, size] :
+                   llvm::zip(indices, low, sizes)) {
+                Value lo = b.create<arith::ConstantIndexOp>(loc, offset);
+                Value hi = b.create<arith::ConstantIndexOp>(loc, offset + size);
+                Value last = b.create<arith::ConstantIndexOp>(loc, size - 1);
+                Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+                Value in = b.create<arith::AndIOp>(
+                    loc,
+                    b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge,
+                                            index, lo),
+                    b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt,
+                                            index, hi));
+                inside = inside ? b.create<arith::AndIOp>(loc, inside, in) : in;
+                Value shifted = b.create<arith::SubIOp>(loc, index, lo);
+                source.push_back(b.create<arith::MinSIOp>(
+                    loc, b.create<arith::MaxSIOp>(loc, shifted, zero), last));
+              }
+              Value element = b.create<tensor::ExtractOp>(loc, input, source);
+              Value zero = createFloat(b, loc, elementType, 0);
+              if (!inside)
+                return element;
+              return b.create<arith::SelectOp>(loc, inside, element, zero)
+                  .getResult();
+            }));
     return success();
   }
 };
@@ -168,8 +163,7 @@ struct GatherLowering : OpConversionPattern<graph::GatherOp> {
     Value data = adaptor.getData();
     auto generic = rewriter.create<linalg::GenericOp>(
         loc, type, ValueRange{adaptor.getIndices()}, init, maps,
-        getIterators(rank),
-        [&](OpBuilder &b, Location nloc, ValueRange args) {
+        getIterators(rank), [&](OpBuilder &b, Location nloc, ValueRange args) {
           SmallVector<Value> position;
           for (unsigned d = 0; d < axis; ++d)
             position.push_back(b.create<linalg::IndexOp>(nloc, d));
@@ -225,8 +219,7 @@ struct GatherGradLowering : OpConversionPattern<graph::GatherGradOp> {
           Value row = b.create<linalg::IndexOp>(nloc, axis);
           Value hit = b.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::eq,
                                               index, row);
-          Value zeroElement =
-              createFloat(b, nloc, type.getElementType(), 0);
+          Value zeroElement = createFloat(b, nloc, type.getElementType(), 0);
           Value term =
               b.create<arith::SelectOp>(nloc, hit, args[1], zeroElement);
           b.create<linalg::YieldOp>(
