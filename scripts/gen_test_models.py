@@ -249,8 +249,85 @@ def bad_models():
     ], [tensor("x", F32, [0, 3])], [tensor("y", F32, [0, 3])])
 
 
+def transformer_models():
+    """Attention-block ops (issue 7). Written after the others so that the
+    random weights of the older models stay the same."""
+    f32 = lambda name, value: numpy_helper.from_array(
+        np.array(value, dtype=np.float32), name)
+    mask = np.tril(np.ones((4, 4), np.float32)).reshape(1, 1, 4, 4)
+    # An embedding lookup, an RMS-style norm through Pow/ReduceMean/Sqrt,
+    # q/k/v by Split, causal masking of a buffer by Slice/Equal/Cast/Where,
+    # Softmax and an Erf.
+    save("attention_ops.onnx", [
+        node("Constant", [], ["ninf"], "/attn/Constant",
+             value=f32("ninf", -np.inf)),
+        node("Gather", ["table", "ids"], ["e"], "/wte/Gather"),
+        node("Add", ["x", "e"], ["h"], "/Add"),
+        node("Pow", ["h", "two"], ["p"], "/norm/Pow"),
+        node("ReduceMean", ["p"], ["ms"], "/norm/ReduceMean", axes=[-1]),
+        node("Sqrt", ["ms"], ["rms"], "/norm/Sqrt"),
+        node("Div", ["h", "rms"], ["n"], "/norm/Div"),
+        node("Split", ["n", "split"], ["q", "k", "v"], "/attn/Split", axis=2),
+        node("Transpose", ["k"], ["kt"], "/attn/Transpose", perm=[0, 2, 1]),
+        node("MatMul", ["q", "kt"], ["scores"], "/attn/MatMul"),
+        node("Slice", ["mask", "zero", "four", "two_i"], ["m1"],
+             "/attn/Slice"),
+        node("Slice", ["m1", "zero", "four", "three_i"], ["m2"],
+             "/attn/Slice_1"),
+        node("Equal", ["m2", "zero_f"], ["eq"], "/attn/Equal"),
+        node("Cast", ["eq"], ["cond"], "/attn/Cast", to=TensorProto.BOOL),
+        node("Where", ["cond", "ninf", "scores"], ["masked"], "/attn/Where"),
+        node("Softmax", ["masked"], ["probs"], "/attn/Softmax", axis=-1),
+        node("MatMul", ["probs", "v"], ["att"], "/attn/MatMul_1"),
+        node("Erf", ["att"], ["y"], "/Erf"),
+    ], [tensor("x", F32, [2, 4, 6]), tensor("ids", I64, [2, 4])],
+        [tensor("y", F32, [1, 2, 4, 2])],
+        [weights("table", 10, 6), numpy_helper.from_array(mask, "mask"),
+         f32("two", 2.0), f32("zero_f", 0.0),
+         ints("split", [2, 2, 2]), ints("zero", [0]), ints("four", [4]),
+         ints("two_i", [2]), ints("three_i", [3])])
+
+    # Native LayerNormalization (opset 17) over the last axis.
+    save("layernorm_opset17.onnx", [
+        node("LayerNormalization", ["x", "scale", "bias"], ["y"], "/ln",
+             axis=-1, epsilon=1e-5),
+    ], [tensor("x", F32, [2, 3, 4])], [tensor("y", F32, [2, 3, 4])],
+        [weights("scale", 4), weights("bias", 4)], opset=17)
+
+    # Gelu-20 both ways; Dropout in inference mode and Reciprocal.
+    save("gelu_opset20.onnx", [
+        node("Gelu", ["x"], ["g"], "/Gelu"),
+        node("Gelu", ["g"], ["y"], "/Gelu_tanh", approximate="tanh"),
+    ], [tensor("x", F32, [2, 3])], [tensor("y", F32, [2, 3])], opset=20,
+        ir=9)
+    save("dropout_reciprocal.onnx", [
+        node("Dropout", ["x", "ratio", "training"], ["d"], "/Dropout"),
+        node("Reciprocal", ["d"], ["y"], "/Reciprocal"),
+    ], [tensor("x", F32, [2, 3])], [tensor("y", F32, [2, 3])],
+        [f32("ratio", 0.1), numpy_helper.from_array(np.array(False),
+                                                    "training")])
+
+    # Refused: an exponent Pow has no rule for, a strided Slice of a
+    # computed tensor, a comparison of computed values.
+    save("transformer_unsupported.onnx", [
+        node("Pow", ["x", "e"], ["p"], "/Pow"),
+    ], [tensor("x", F32, [2, 3])], [tensor("p", F32, [2, 3])],
+        [f32("e", 1.7)])
+    save("slice_step.onnx", [
+        node("Relu", ["x"], ["r"], "/Relu"),
+        node("Slice", ["r", "zero", "four", "one", "two"], ["y"], "/Slice"),
+    ], [tensor("x", F32, [2, 4])], [tensor("y", F32, [2, 2])],
+        [ints("zero", [0]), ints("four", [4]), ints("one", [1]),
+         ints("two", [2])])
+    save("equal_computed.onnx", [
+        node("Relu", ["x"], ["r"], "/Relu"),
+        node("Equal", ["r", "x"], ["y"], "/Equal"),
+    ], [tensor("x", F32, [2, 3])], [tensor("y", TensorProto.BOOL, [2, 3])])
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     valid_models()
     bad_models()
+    transformer_models()
     print("wrote models to", OUT)

@@ -109,3 +109,18 @@ OpCost CrossEntropyGradOp::getCost() {
   // A softmax over every logit, minus the one-hot label, times a scale.
   return detail::elementwiseCost(*this, 5, 1);
 }
+
+OpCost SqrtOp::getCost() { return detail::elementwiseCost(*this, 0, 1); }
+OpCost ErfOp::getCost() { return detail::elementwiseCost(*this, 0, 1); }
+
+// Slices, pads and gathers copy elements: bytes, no arithmetic.
+OpCost SliceOp::getCost() { return detail::elementwiseCost(*this, 0, 0); }
+OpCost PadOp::getCost() { return detail::elementwiseCost(*this, 0, 0); }
+OpCost GatherOp::getCost() { return detail::elementwiseCost(*this, 0, 0); }
+
+OpCost GatherGradOp::getCost() {
+  // One addition per element of the incoming gradient.
+  OpCost cost = detail::elementwiseCost(*this, 0, 0);
+  cost.flops = static_cast<double>(getResultGrad().getType().getNumElements());
+  return cost;
+}

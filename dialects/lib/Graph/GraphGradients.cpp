@@ -268,3 +268,66 @@ LogicalResult MSELossOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
   grads.push_back(b.create<NegOp>(getLoc(), dp));
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Square root, erf, selection, slicing and gathers
+//===----------------------------------------------------------------------===//
+
+LogicalResult SqrtOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                     SmallVectorImpl<Value> &grads) {
+  // dx = dy / (2 sqrt(x)), from the result that is already computed.
+  Value y = getResult();
+  Value twiceY = b.create<MulOp>(getLoc(), y, scalar(b, getLoc(), y, 2.0));
+  grads.push_back(b.create<DivOp>(getLoc(), resultGrads[0], twiceY));
+  return success();
+}
+
+LogicalResult ErfOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &grads) {
+  // dx = dy * 2/sqrt(pi) * exp(-x^2)
+  Location loc = getLoc();
+  Value x = getInput();
+  Value negSquare = b.create<NegOp>(loc, b.create<MulOp>(loc, x, x));
+  Value slope = b.create<MulOp>(
+      loc, b.create<ExpOp>(loc, negSquare),
+      scalar(b, loc, x, 1.1283791670955126)); // 2 / sqrt(pi)
+  grads.push_back(b.create<MulOp>(loc, resultGrads[0], slope));
+  return success();
+}
+
+LogicalResult WhereOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                      SmallVectorImpl<Value> &grads) {
+  // Each value operand receives dy where it was selected, zero elsewhere.
+  Location loc = getLoc();
+  Value dy = resultGrads[0];
+  Value zero = scalar(b, loc, dy, 0.0);
+  Value dl = b.create<WhereOp>(loc, getCondition(), dy, zero);
+  Value dr = b.create<WhereOp>(loc, getCondition(), zero, dy);
+  grads.push_back(Value()); // the condition is boolean
+  grads.push_back(reduceToType(b, loc, dl, getLhs().getType()));
+  grads.push_back(reduceToType(b, loc, dr, getRhs().getType()));
+  return success();
+}
+
+LogicalResult SliceOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                      SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<PadOp>(getLoc(), getInput().getType(),
+                                  resultGrads[0], getOffsets()));
+  return success();
+}
+
+LogicalResult PadOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<SliceOp>(getLoc(), resultGrads[0], getLow(),
+                                    getInput().getType().getShape()));
+  return success();
+}
+
+LogicalResult GatherOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(b.create<GatherGradOp>(getLoc(), getData().getType(),
+                                         getIndices(), resultGrads[0],
+                                         getAxis()));
+  grads.push_back(Value()); // integer indices carry no gradient
+  return success();
+}

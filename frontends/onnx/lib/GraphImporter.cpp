@@ -132,6 +132,7 @@ LogicalResult GraphImporter::importInputs() {
 }
 
 LogicalResult GraphImporter::importParams() {
+  llvm::StringSet<> buffers = findBuffers(model.graph());
   for (const onnx::TensorProto &init : model.graph().initializer()) {
     const std::string &name = init.name();
     if (name.empty())
@@ -143,7 +144,8 @@ LogicalResult GraphImporter::importParams() {
     DenseElementsAttr value = convertTensor(init, context, error);
     if (!value)
       return fail(nameLoc(name), "initializer " + quote(name) + " " + error);
-    bool trainable = llvm::isa<FloatType>(value.getElementType());
+    bool trainable = llvm::isa<FloatType>(value.getElementType()) &&
+                     !buffers.contains(name);
     values[name] = builder.create<graph::ParamOp>(
         nameLoc(name), value.getType(), builder.getStringAttr(name),
         trainable ? builder.getUnitAttr() : UnitAttr(), value);

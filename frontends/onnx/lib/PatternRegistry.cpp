@@ -336,6 +336,10 @@ const PatternRegistry &PatternRegistry::get() {
     populateShapePatterns(r);
     populateReductionPatterns(r);
     populateLossPatterns(r);
+    populateMathPatterns(r);
+    populateSelectionPatterns(r);
+    populateSlicingPatterns(r);
+    populateNormalizationPatterns(r);
     return r;
   }();
   return registry;

@@ -20,6 +20,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <optional>
 #include <string>
@@ -207,12 +208,21 @@ void populateContractionPatterns(PatternRegistry &registry);
 void populateShapePatterns(PatternRegistry &registry);
 void populateReductionPatterns(PatternRegistry &registry);
 void populateLossPatterns(PatternRegistry &registry);
+void populateMathPatterns(PatternRegistry &registry);
+void populateSelectionPatterns(PatternRegistry &registry);
+void populateSlicingPatterns(PatternRegistry &registry);
+void populateNormalizationPatterns(PatternRegistry &registry);
 
 /// The legality gate: one line naming every node that has no pattern for the
 /// model's opset (or lies outside the default domain) followed by the
 /// supported ops, or the empty string when every node has a pattern.
 std::string findUnsupportedNodes(llvm::StringRef path,
                                  const onnx::ModelProto &model);
+
+/// The initializers that no gradient reaches (masks and other buffers):
+/// used, but only through inputs that carry no gradient. They import as
+/// non-trainable parameters, which patterns read as constants.
+llvm::StringSet<> findBuffers(const onnx::GraphProto &graph);
 
 /// The name a node is known by in diagnostics and locations: its own, or
 /// "<op_type>_<index>" when it has none.

@@ -357,6 +357,65 @@ def stage():
 return %1, %3 : tensor<4x3xf32>, tensor<4x5xf32>""", [dlogits, dh])
 
 
+def indexing():
+    """sqrt, erf, where, slice, pad, gather and its scatter-add gradient.
+    Its own random stream keeps the other files' numbers unchanged."""
+    rng = np.random.default_rng(11)
+
+    def r(*shape, lo=-2.0, hi=2.0):
+        return rng.uniform(lo, hi, size=shape).round(2).astype(np.float32)
+
+    from math import erf
+    x = r(2, 3, lo=0.1, hi=3)
+    s = r(2, 4, 4)
+    mask = np.triu(np.ones((4, 4), bool), 1)
+    masked = np.where(mask, -np.inf, s).astype(np.float32)
+    lhs, rhs = r(3, 1), r(3, 4)
+    cond = np.array([[True, False, False, True]])
+    box = r(2, 3, 4)
+    cut = box[:, 1:3, 1:3]
+    table = r(5, 3)
+    ids = np.array([[1, -1], [4, 1]], np.int64)
+    grad = r(2, 2, 3)
+    scattered = np.zeros((5, 3), np.float32)
+    np.add.at(scattered, ids % 5, grad)
+    tm = "tensor<4x4xi1>"
+    mask_text = "dense<[" + ", ".join(
+        "[" + ", ".join("true" if v else "false" for v in row) + "]"
+        for row in mask) + "]>"
+    return [
+        Case("sqrt_erf", [x], f"""
+%0 = graph.sqrt %a0 : {tensor_type(x)}
+%1 = graph.erf %0 : {tensor_type(x)}
+return %0, %1 : {tensor_type(x)}, {tensor_type(x)}""",
+             [np.sqrt(x), np.vectorize(erf)(np.sqrt(x)).astype(np.float32)]),
+        # A causal mask with -inf: the softmax gives exact zeros above the
+        # diagonal.
+        Case("masked_softmax", [s], f"""
+%m = graph.constant {mask_text} : {tm}
+%ninf = graph.constant dense<0xFF800000> : tensor<f32>
+%0 = graph.where %m, %ninf, %a0 : {tm}, tensor<f32>, {tensor_type(s)}
+%1 = graph.softmax %0 axis = 2 : {tensor_type(s)}
+return %1 : {tensor_type(s)}""", [softmax(masked, 2)]),
+        Case("where_bcast", [lhs, rhs], f"""
+%c = graph.constant dense<[[true, false, false, true]]> : tensor<1x4xi1>
+%0 = graph.where %c, %a0, %a1 : tensor<1x4xi1>, {tensor_type(lhs)}, {tensor_type(rhs)}
+return %0 : tensor<3x4xf32>""", [np.where(cond, lhs, rhs)]),
+        Case("slice_pad", [box], f"""
+%0 = graph.slice %a0 offsets = [0, 1, 1] sizes = [2, 2, 2] : {tensor_type(box)} -> tensor<2x2x2xf32>
+%1 = graph.pad %0 low = [0, 1, 1] : tensor<2x2x2xf32> -> {tensor_type(box)}
+return %0, %1 : tensor<2x2x2xf32>, {tensor_type(box)}""",
+             [cut, np.pad(cut, ((0, 0), (1, 0), (1, 1)))]),
+        # Repeated and negative indices: the gradient adds both reads of
+        # row 1 and maps -1 to row 4.
+        Case("gather", [table, ids, grad], f"""
+%0 = graph.gather %a0, %a1 axis = 0 : {tensor_type(table)}, {tensor_type(ids)} -> tensor<2x2x3xf32>
+%1 = graph.gather_grad %a1, %a2 axis = 0 : {tensor_type(ids)}, {tensor_type(grad)} -> {tensor_type(table)}
+return %0, %1 : tensor<2x2x3xf32>, {tensor_type(table)}""",
+             [table[ids % 5], scattered]),
+    ]
+
+
 if __name__ == "__main__":
     write("elementwise-run.mlir", "Elementwise graph ops, lowered and run.",
           elementwise())
@@ -365,6 +424,8 @@ if __name__ == "__main__":
     write("reduction-run.mlir", "Reductions, lowered and run.", reduction())
     write("shape-run.mlir", "transpose / reshape / broadcast, run.", shape())
     write("loss-run.mlir", "Softmax and losses, lowered and run.", loss())
+    write("indexing-run.mlir", "Selection, slicing and gathers, lowered and "
+          "run.", indexing())
     write_bare("stage-bare-ptr-run.mlir",
                "A split stage function in the rank programs' calling "
                "convention, run.", stage())

@@ -339,7 +339,9 @@ INSTANTIATE_TEST_SUITE_P(
                       UnaryCase{"neg", Init::uniform(-1, 1)},
                       UnaryCase{"tanh", Init::uniform(-2, 2)},
                       UnaryCase{"exp", Init::uniform(-1, 1.5)},
-                      UnaryCase{"log", Init::uniform(0.3, 3)}),
+                      UnaryCase{"log", Init::uniform(0.3, 3)},
+                      UnaryCase{"sqrt", Init::uniform(0.3, 3)},
+                      UnaryCase{"erf", Init::uniform(-2, 2)}),
     [](const auto &info) { return std::string(info.param.op); });
 
 TEST_F(GradientTest, SoftplusChain) {
@@ -692,6 +694,84 @@ TEST_F(GradientTest, LayerNormLike) {
   %y = graph.mul %n, %g : tensor<3x6xf32>, tensor<6xf32>
   )mlir",
         "%y", {3, 6}, {{"x", Init::uniform(-2, 2)}});
+}
+
+//===----------------------------------------------------------------------===//
+// Selection, slicing and gathers
+//===----------------------------------------------------------------------===//
+
+TEST_F(GradientTest, WhereBroadcastsAllThree) {
+  // The condition [1, 4] stretches over rows, lhs [3, 1] over columns and
+  // the scalar rhs everywhere: each gradient sums only where selected.
+  check(R"mlir(
+  %c = graph.constant dense<[[true, false, false, true]]> : tensor<1x4xi1>
+  %l = graph.param "l" trainable : tensor<3x1xf32>
+  %r = graph.param "r" trainable : tensor<f32>
+  %x = graph.param "x" trainable : tensor<3x4xf32>
+  %w = graph.where %c, %l, %r : tensor<1x4xi1>, tensor<3x1xf32>, tensor<f32>
+  %y = graph.mul %w, %x : tensor<3x4xf32>, tensor<3x4xf32>
+  )mlir",
+        "%y", {3, 4});
+}
+
+TEST_F(GradientTest, CausalMaskedSoftmax) {
+  // Attention scores masked with -inf above the diagonal, as exported:
+  // masked positions get probability 0 and no gradient.
+  check(R"mlir(
+  %q = graph.param "q" trainable : tensor<2x3x4xf32>
+  %k = graph.param "k" trainable : tensor<2x3x4xf32>
+  %s = graph.matmul %q, %k transpose_rhs : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x3xf32>
+  %m = graph.constant dense<[[false, true, true], [false, false, true], [false, false, false]]> : tensor<3x3xi1>
+  %ninf = graph.constant dense<0xFF800000> : tensor<f32>
+  %masked = graph.where %m, %ninf, %s : tensor<3x3xi1>, tensor<f32>, tensor<2x3x3xf32>
+  %y = graph.softmax %masked axis = 2 : tensor<2x3x3xf32>
+  )mlir",
+        "%y", {2, 3, 3});
+}
+
+TEST_F(GradientTest, SplitIntoThreeSlices) {
+  // Split as exported for q, k, v: three slices of one tensor, whose
+  // padded gradients accumulate into disjoint parts of it.
+  check(R"mlir(
+  %x = graph.param "x" trainable : tensor<2x3x6xf32>
+  %a = graph.slice %x offsets = [0, 0, 0] sizes = [2, 3, 2] : tensor<2x3x6xf32> -> tensor<2x3x2xf32>
+  %b = graph.slice %x offsets = [0, 0, 2] sizes = [2, 3, 2] : tensor<2x3x6xf32> -> tensor<2x3x2xf32>
+  %c = graph.slice %x offsets = [0, 1, 3] sizes = [2, 2, 2] : tensor<2x3x6xf32> -> tensor<2x2x2xf32>
+  %ab = graph.mul %a, %b : tensor<2x3x2xf32>, tensor<2x3x2xf32>
+  %abc = graph.slice %ab offsets = [0, 0, 0] sizes = [2, 2, 2] : tensor<2x3x2xf32> -> tensor<2x2x2xf32>
+  %y = graph.add %abc, %c : tensor<2x2x2xf32>, tensor<2x2x2xf32>
+  )mlir",
+        "%y", {2, 2, 2});
+}
+
+TEST_F(GradientTest, PadThenTanh) {
+  check(R"mlir(
+  %x = graph.param "x" trainable : tensor<2x3xf32>
+  %p = graph.pad %x low = [1, 2] : tensor<2x3xf32> -> tensor<4x6xf32>
+  %y = graph.tanh %p : tensor<4x6xf32>
+  )mlir",
+        "%y", {4, 6});
+}
+
+TEST_F(GradientTest, EmbeddingGatherRepeatedIndices) {
+  // Rows 1 and 3 are read twice and row 0 never (a negative index counts
+  // from the end): the gradient is a scatter-add, not a scatter.
+  check(R"mlir(
+  %t = graph.param "t" trainable : tensor<4x3xf32>
+  %i = graph.constant dense<[[1, 3], [-1, 2], [1, 2]]> : tensor<3x2xi64>
+  %y = graph.gather %t, %i axis = 0 : tensor<4x3xf32>, tensor<3x2xi64> -> tensor<3x2x3xf32>
+  )mlir",
+        "%y", {3, 2, 3});
+}
+
+TEST_F(GradientTest, GatherInnerAxis) {
+  check(R"mlir(
+  %t = graph.param "t" trainable : tensor<2x5x3xf32>
+  %i = graph.constant dense<[4, 0, 4]> : tensor<3xi32>
+  %g = graph.gather %t, %i axis = 1 : tensor<2x5x3xf32>, tensor<3xi32> -> tensor<2x3x3xf32>
+  %y = graph.tanh %g : tensor<2x3x3xf32>
+  )mlir",
+        "%y", {2, 3, 3});
 }
 
 } // namespace

@@ -440,5 +440,77 @@ ReferenceEvaluator::evaluate(Operation *op, const ParamValues &params) {
               return HostTensor({}, {lossSum / count});
             }
           })
+      .Case([&](SqrtOp) {
+        return unary(in(0), [](double x) { return std::sqrt(x); });
+      })
+      .Case([&](ErfOp) {
+        return unary(in(0), [](double x) { return std::erf(x); });
+      })
+      .Case([&](WhereOp) {
+        const HostTensor &c = in(0), &l = in(1), &r = in(2);
+        HostTensor result = HostTensor::filled(resultShape, 0);
+        for (int64_t i = 0; i < result.size(); ++i) {
+          Shape index = unflatten(i, resultShape);
+          result.data[i] =
+              c.data[broadcastSource(index, c.shape, resultShape)] != 0
+                  ? l.data[broadcastSource(index, l.shape, resultShape)]
+                  : r.data[broadcastSource(index, r.shape, resultShape)];
+        }
+        return result;
+      })
+      .Case([&](SliceOp s) {
+        const HostTensor &input = in(0);
+        HostTensor result = HostTensor::filled(resultShape, 0);
+        for (int64_t i = 0; i < result.size(); ++i) {
+          Shape index = unflatten(i, resultShape);
+          for (size_t d = 0; d < index.size(); ++d)
+            index[d] += s.getOffsets()[d];
+          result.data[i] = input.at(index);
+        }
+        return result;
+      })
+      .Case([&](PadOp p) {
+        const HostTensor &input = in(0);
+        HostTensor result = HostTensor::filled(resultShape, 0);
+        for (int64_t i = 0; i < input.size(); ++i) {
+          Shape index = unflatten(i, input.shape);
+          for (size_t d = 0; d < index.size(); ++d)
+            index[d] += p.getLow()[d];
+          result.data[flatten(index, resultShape)] = input.data[i];
+        }
+        return result;
+      })
+      .Case<GatherOp, GatherGradOp>([&](auto g) -> std::optional<HostTensor> {
+        // Both walk the gathered shape [outer, indices, inner]: gather reads
+        // the table there, its gradient adds into it.
+        constexpr bool isGrad = std::is_same_v<decltype(g), GatherGradOp>;
+        const HostTensor &table = isGrad ? in(1) : in(0);
+        const HostTensor &indices = isGrad ? in(0) : in(1);
+        const Shape &tableShape = isGrad ? resultShape : table.shape;
+        const Shape &gathered = isGrad ? table.shape : resultShape;
+        int64_t axis = g.getAxis();
+        int64_t size = tableShape[axis];
+        size_t indexRank = indices.shape.size();
+        HostTensor result = HostTensor::filled(resultShape, 0);
+        for (int64_t i = 0; i < numElements(gathered); ++i) {
+          Shape index = unflatten(i, gathered);
+          Shape position(index.begin(), index.begin() + axis);
+          Shape at(index.begin() + axis, index.begin() + axis + indexRank);
+          auto row = static_cast<int64_t>(
+              std::llround(indices.data[flatten(at, indices.shape)]));
+          if (row < 0)
+            row += size;
+          if (row < 0 || row >= size)
+            return fail(op, "index out of range");
+          position.push_back(row);
+          position.insert(position.end(), index.begin() + axis + indexRank,
+                          index.end());
+          if constexpr (isGrad)
+            result.data[flatten(position, tableShape)] += table.data[i];
+          else
+            result.data[i] = table.at(position);
+        }
+        return result;
+      })
       .Default([&](Operation *) { return fail(op, "unsupported op"); });
 }

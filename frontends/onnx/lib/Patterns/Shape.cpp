@@ -109,6 +109,40 @@ static LogicalResult convertIdentity(NodeContext &ctx,
   return success();
 }
 
+/// Dropout in inference mode (or with ratio 0) passes its input through;
+/// `Inputs`: Dropout-12 and later take ratio and training_mode as inputs.
+template <bool Inputs>
+static LogicalResult convertDropout(NodeContext &ctx,
+                                    SmallVectorImpl<Value> &results) {
+  if (failed(ctx.requireOperands(1)))
+    return failure();
+  if (ctx.isOutputUsed(1))
+    return ctx.fail("the mask output is not supported");
+  bool training = false;
+  double ratio = ctx.getFloat("ratio", 0.5f);
+  if constexpr (Inputs) {
+    if (Value mode = ctx.getOperand(2)) {
+      DenseElementsAttr value = ctx.getConstant(mode);
+      if (!value || value.getNumElements() != 1)
+        return ctx.fail("input 'training_mode' must be a constant bool");
+      training = !value.getValues<APInt>()[0].isZero();
+    }
+    ratio = 0.5;
+    if (Value given = ctx.getOperand(1)) {
+      DenseElementsAttr value = ctx.getConstant(given);
+      if (!value || value.getNumElements() != 1 ||
+          !llvm::isa<FloatType>(value.getElementType()))
+        return ctx.fail("input 'ratio' must be a constant float");
+      ratio = value.getValues<APFloat>()[0].convertToDouble();
+    }
+  }
+  if (training && ratio != 0)
+    return ctx.fail("Dropout in training mode with a ratio other than 0 is "
+                    "not supported (export in inference mode)");
+  results.push_back(ctx.getOperand(0));
+  return success();
+}
+
 static LogicalResult convertConstant(NodeContext &ctx,
                                      SmallVectorImpl<Value> &results) {
   Builder &b = ctx.builder;
@@ -182,22 +216,48 @@ static LogicalResult convertShape(NodeContext &ctx,
   return success();
 }
 
+/// Gather from a tensor the graph computes or trains (an embedding table):
+/// a graph.gather, whose gradient scatter-adds. Constant indices are
+/// checked here; data-dependent ones are the runtime's to trust.
+static LogicalResult convertComputedGather(NodeContext &ctx, int64_t axis,
+                                           SmallVectorImpl<Value> &results) {
+  Value data = ctx.getOperand(0), indices = ctx.getOperand(1);
+  if (!llvm::isa<FloatType>(ctx.getOperandType(0).getElementType()))
+    return notSupportedYet(ctx, data);
+  Type indexType = ctx.getOperandType(1).getElementType();
+  if (!indexType.isInteger(32) && !indexType.isInteger(64))
+    return ctx.fail(llvm::formatv("indices {0} must be int32 or int64",
+                                  indices.getType()));
+  int64_t size = ctx.getOperandType(0).getDimSize(axis);
+  if (DenseElementsAttr constant = ctx.getConstant(indices))
+    for (const APInt &index : constant.getValues<APInt>())
+      if (index.getSExtValue() < -size || index.getSExtValue() >= size)
+        return ctx.fail(llvm::formatv("index {0} is out of range for "
+                                      "dimension {1} of size {2}",
+                                      index.getSExtValue(), axis, size));
+  return push(ctx.create<graph::GatherOp>(
+                  {data, indices},
+                  {ctx.builder.getNamedAttr(
+                      "axis", ctx.builder.getI64IntegerAttr(axis))}),
+              results);
+}
+
 static LogicalResult convertGather(NodeContext &ctx,
                                    SmallVectorImpl<Value> &results) {
   if (failed(ctx.requireOperands(2)))
     return failure();
   DenseElementsAttr data = ctx.getConstant(ctx.getOperand(0));
-  if (!data)
-    return notSupportedYet(ctx, ctx.getOperand(0));
-  FailureOr<SmallVector<int64_t>> indices =
-      ctx.getConstantInts(ctx.getOperand(1), "indices");
-  if (failed(indices))
-    return failure();
   RankedTensorType type = ctx.getOperandType(0);
   ArrayRef<int64_t> dims = type.getShape();
   FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", 0),
                                               type.getRank());
   if (failed(axis))
+    return failure();
+  if (!data)
+    return convertComputedGather(ctx, *axis, results);
+  FailureOr<SmallVector<int64_t>> indices =
+      ctx.getConstantInts(ctx.getOperand(1), "indices");
+  if (failed(indices))
     return failure();
   int64_t outer = 1, inner = 1, size = dims[*axis];
   for (int64_t d = 0; d < *axis; ++d)
@@ -420,6 +480,9 @@ void pipecc::frontend::detail::populateShapePatterns(
   registry.add("Reshape", 14, convertReshape<true>);
   registry.add("Transpose", 1, convertTranspose);
   registry.add("Identity", 1, convertIdentity);
+  // Dropout-7 has no is_test; 12 moved ratio and training_mode to inputs.
+  registry.add("Dropout", 7, convertDropout<false>);
+  registry.add("Dropout", 12, convertDropout<true>);
   registry.add("Constant", 1, convertConstant);
   registry.add("Shape", 1, convertShape<false>);
   registry.add("Shape", 15, convertShape<true>);

@@ -97,6 +97,10 @@ Value reluGrad(OpBuilder &b, Location loc, ValueRange args) {
 
 Value copy(OpBuilder &, Location, ValueRange args) { return args[0]; }
 
+Value select(OpBuilder &b, Location loc, ValueRange args) {
+  return b.create<arith::SelectOp>(loc, args[0], args[1], args[2]);
+}
+
 } // namespace
 
 void populateElementwisePatterns(RewritePatternSet &patterns) {
@@ -113,6 +117,9 @@ void populateElementwisePatterns(RewritePatternSet &patterns) {
   patterns.add<ElementwiseLowering<graph::ReluOp>>(ctx, relu);
   patterns.add<ElementwiseLowering<graph::ReluGradOp>>(ctx, reluGrad);
   patterns.add<ElementwiseLowering<graph::BroadcastOp>>(ctx, copy);
+  patterns.add<ElementwiseLowering<graph::SqrtOp>>(ctx, unary<math::SqrtOp>);
+  patterns.add<ElementwiseLowering<graph::ErfOp>>(ctx, unary<math::ErfOp>);
+  patterns.add<ElementwiseLowering<graph::WhereOp>>(ctx, select);
 }
 
 } // namespace pipecc::conversion

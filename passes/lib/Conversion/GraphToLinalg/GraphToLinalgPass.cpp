@@ -27,6 +27,7 @@ struct LowerGraphToLinalgPass
     pipecc::conversion::populateContractionPatterns(patterns);
     pipecc::conversion::populateReductionPatterns(patterns);
     pipecc::conversion::populateLossPatterns(patterns);
+    pipecc::conversion::populateIndexingPatterns(patterns);
 
     // Name every graph op that has no pattern at all, not only the first
     // one the conversion trips on.

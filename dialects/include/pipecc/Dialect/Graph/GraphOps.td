@@ -364,4 +364,123 @@ def Graph_CrossEntropyGradOp : Graph_Op<"cross_entropy_grad", [Pure,
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Transformer building blocks: more elementwise functions, selection,
+// slicing and embedding lookups
+//===----------------------------------------------------------------------===//
+
+def Graph_BoolTensor : StaticShapeTensorOf<[I1]>;
+
+def Graph_SqrtOp : Graph_UnaryOp<"sqrt", "the square root", [CostOverride]>;
+def Graph_ErfOp : Graph_UnaryOp<"erf", "the Gauss error function",
+                                [CostOverride]>;
+
+def Graph_WhereOp : Graph_Op<"where", [Pure, InferTypeOpAdaptor,
+    Graph_CostOpInterface, Gradient]> {
+  let summary = "Elementwise selection with numpy broadcasting";
+  let description = [{
+    `lhs` where `condition` is true, else `rhs`. The three shapes broadcast
+    as in numpy; `lhs` and `rhs` have the same floating-point element type.
+    Attention masks use it with a constant condition and a `-inf` operand.
+
+    ```mlir
+    %y = graph.where %mask, %ninf, %scores
+        : tensor<16x16xi1>, tensor<f32>, tensor<2x4x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Graph_BoolTensor:$condition, Graph_FloatTensor:$lhs,
+                       Graph_FloatTensor:$rhs);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $lhs `,` $rhs attr-dict `:` type($condition) `,`
+    type($lhs) `,` type($rhs)
+  }];
+}
+
+def Graph_SliceOp : Graph_Op<"slice", [Pure, InferTypeOpAdaptor,
+    CostOverride, Gradient]> {
+  let summary = "A contiguous box of a tensor";
+  let description = [{
+    The elements `input[offsets[i] + j_i]` for `0 <= j_i < sizes[i]`: one
+    offset and one size per dimension, the box inside the input.
+
+    ```mlir
+    %q = graph.slice %qkv offsets = [0, 0, 64] sizes = [8, 16, 64]
+        : tensor<8x16x192xf32> -> tensor<8x16x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$offsets,
+                       DenseI64ArrayAttr:$sizes);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $input `offsets` `=` $offsets `sizes` `=` $sizes attr-dict `:`
+    type($input) `->` type($result)
+  }];
+}
+
+def Graph_PadOp : Graph_Op<"pad", [Pure, CostOverride, Gradient]> {
+  let summary = "Places a tensor inside a larger zero tensor";
+  let description = [{
+    A tensor of the result's type, zero except for the box starting at
+    `low` (one offset per dimension), which holds `input`. It is the
+    gradient of `graph.slice`.
+
+    ```mlir
+    %g = graph.pad %dq low = [0, 0, 64]
+        : tensor<8x16x64xf32> -> tensor<8x16x192xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, DenseI64ArrayAttr:$low);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `low` `=` $low attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_GatherOp : Graph_Op<"gather", [Pure, InferTypeOpAdaptor,
+    CostOverride, Gradient]> {
+  let summary = "Gathers slices of a tensor along one axis (embeddings)";
+  let description = [{
+    ONNX Gather: the result is `data` with dimension `axis` replaced by the
+    dimensions of `indices`; each index selects one slice along `axis`.
+    Negative indices count from the end. An embedding lookup is a gather of
+    the table's rows (`axis = 0`).
+
+    ```mlir
+    %e = graph.gather %table, %ids axis = 0
+        : tensor<128x64xf32>, tensor<8x16xi64> -> tensor<8x16x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$data, Graph_IndexTensor:$indices,
+                       I64Attr:$axis);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices `axis` `=` $axis attr-dict `:` type($data) `,`
+    type($indices) `->` type($result)
+  }];
+}
+
+def Graph_GatherGradOp : Graph_Op<"gather_grad", [Pure, CostOverride]> {
+  let summary = "Gradient of gather: scatter-add into a zero tensor";
+  let description = [{
+    A zero tensor of the result's type (gather's `data` type) to which each
+    slice of `result_grad` is added at the position its index selects along
+    `axis`: repeated indices accumulate.
+
+    ```mlir
+    %dt = graph.gather_grad %ids, %de axis = 0
+        : tensor<8x16xi64>, tensor<8x16x64xf32> -> tensor<128x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_IndexTensor:$indices,
+                       Graph_FloatTensor:$result_grad, I64Attr:$axis);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $indices `,` $result_grad `axis` `=` $axis attr-dict `:` type($indices)
+    `,` type($result_grad) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // PIPECC_DIALECT_GRAPH_GRAPHOPS_TD
