@@ -4,6 +4,7 @@
 #include "pipecc/Compiler/InitAll.h"
 #include "pipecc/Compiler/ModelSummary.h"
 #include "pipecc/Compiler/OutputDirectory.h"
+#include "pipecc/Compiler/PassRunning.h"
 #include "pipecc/Passes/Passes.h"
 #include "pipecc/Support/Escape.h"
 
@@ -88,15 +89,7 @@ LogicalResult runPasses(ModuleOp module,
                         llvm::function_ref<LogicalResult(OpPassManager &)>
                             build) {
   PassManager pm(module.getContext());
-  if (failed(applyPassManagerCLOptions(pm)))
-    return failure();
-  DefaultTimingManager timing;
-  applyDefaultTimingManagerCLOptions(timing);
-  TimingScope rootTiming = timing.getRootScope();
-  pm.enableTiming(rootTiming);
-  if (failed(build(pm)))
-    return failure();
-  if (failed(pm.run(module)))
+  if (failed(build(pm)) || failed(runWithCommandLineOptions(pm, module)))
     return failure();
   return verify(module);
 }

@@ -3,6 +3,7 @@
 #include "pipecc/Compiler/Codegen.h"
 
 #include "pipecc/Compiler/ObjectEmitter.h"
+#include "pipecc/Compiler/PassRunning.h"
 #include "pipecc/Conversion/Pipelines.h"
 #include "pipecc/Dialect/Graph/GraphOps.h"
 #include "pipecc/Dialect/Pipeline/PipelineOps.h"
@@ -95,14 +96,8 @@ LogicalResult codegen::lowerRankModules(
     // The command line's pass-manager options (--mlir-timing,
     // --mlir-print-ir-after-all, ...) cover the lowering too.
     PassManager pm(ctx);
-    if (failed(applyPassManagerCLOptions(pm)))
-      return failure();
-    DefaultTimingManager timing;
-    applyDefaultTimingManagerCLOptions(timing);
-    TimingScope rootTiming = timing.getRootScope();
-    pm.enableTiming(rootTiming);
     buildCPULoweringPipeline(pm);
-    if (failed(pm.run(*rank)))
+    if (failed(runWithCommandLineOptions(pm, *rank)))
       return program.emitError("lowering rank ")
              << program.getRank() << " to LLVM failed";
     if (failed(buildRankHost(*rank, program, stageFunctions, parameters,

@@ -21,6 +21,7 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <optional>
 #include <string>
@@ -202,6 +203,25 @@ private:
   llvm::StringMap<llvm::SmallVector<std::pair<int64_t, PatternFn>, 2>>
       patterns;
 };
+
+/// A unary op on a floating-point tensor (Relu, Exp, Sqrt, Erf, ...): one
+/// operand, one result of the same type.
+template <typename OpTy>
+mlir::LogicalResult convertFloatUnary(NodeContext &ctx,
+                                      llvm::SmallVectorImpl<mlir::Value> &results) {
+  if (mlir::failed(ctx.requireOperands(1)))
+    return mlir::failure();
+  mlir::Value input = ctx.getOperand(0);
+  if (!llvm::isa<mlir::FloatType>(ctx.getOperandType(0).getElementType()))
+    return ctx.fail(llvm::formatv("{0} of {1} is not supported: graph "
+                                  "arithmetic is floating-point",
+                                  ctx.node.op_type(), input.getType()));
+  mlir::FailureOr<mlir::Value> result = ctx.create<OpTy>({input});
+  if (mlir::failed(result))
+    return mlir::failure();
+  results.push_back(*result);
+  return mlir::success();
+}
 
 void populateElementwisePatterns(PatternRegistry &registry);
 void populateContractionPatterns(PatternRegistry &registry);

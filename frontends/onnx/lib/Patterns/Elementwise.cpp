@@ -111,23 +111,6 @@ static LogicalResult convertBinary(NodeContext &ctx,
   return success();
 }
 
-template <typename OpTy>
-static LogicalResult convertUnary(NodeContext &ctx,
-                                  SmallVectorImpl<Value> &results) {
-  if (failed(ctx.requireOperands(1)))
-    return failure();
-  Value input = ctx.getOperand(0);
-  if (!llvm::isa<FloatType>(ctx.getOperandType(0).getElementType()))
-    return ctx.fail(llvm::formatv("{0} of {1} is not supported: graph "
-                                  "arithmetic is floating-point",
-                                  ctx.node.op_type(), input.getType()));
-  FailureOr<Value> result = ctx.create<OpTy>({input});
-  if (failed(result))
-    return failure();
-  results.push_back(*result);
-  return success();
-}
-
 void pipecc::frontend::detail::populateElementwisePatterns(
     PatternRegistry &registry) {
   // Opset 7 replaced the `broadcast`/`axis` attributes by numpy broadcasting;
@@ -137,9 +120,9 @@ void pipecc::frontend::detail::populateElementwisePatterns(
   registry.add("Mul", 7, convertBinary<graph::MulOp, BinaryKind::Mul>);
   registry.add("Div", 7, convertBinary<graph::DivOp, BinaryKind::Div>);
   // Opset 6 dropped `consumed_inputs`.
-  registry.add("Relu", 6, convertUnary<graph::ReluOp>);
-  registry.add("Tanh", 6, convertUnary<graph::TanhOp>);
-  registry.add("Exp", 6, convertUnary<graph::ExpOp>);
-  registry.add("Log", 6, convertUnary<graph::LogOp>);
-  registry.add("Neg", 6, convertUnary<graph::NegOp>);
+  registry.add("Relu", 6, convertFloatUnary<graph::ReluOp>);
+  registry.add("Tanh", 6, convertFloatUnary<graph::TanhOp>);
+  registry.add("Exp", 6, convertFloatUnary<graph::ExpOp>);
+  registry.add("Log", 6, convertFloatUnary<graph::LogOp>);
+  registry.add("Neg", 6, convertFloatUnary<graph::NegOp>);
 }

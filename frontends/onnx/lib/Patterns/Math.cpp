@@ -17,23 +17,6 @@ using namespace mlir;
 using namespace pipecc::frontend::detail;
 namespace graph = pipecc::graph;
 
-template <typename OpTy>
-static LogicalResult convertFloatUnary(NodeContext &ctx,
-                                       SmallVectorImpl<Value> &results) {
-  if (failed(ctx.requireOperands(1)))
-    return failure();
-  Value input = ctx.getOperand(0);
-  if (!llvm::isa<FloatType>(ctx.getOperandType(0).getElementType()))
-    return ctx.fail(llvm::formatv("{0} of {1} is not supported: graph "
-                                  "arithmetic is floating-point",
-                                  ctx.node.op_type(), input.getType()));
-  FailureOr<Value> result = ctx.create<OpTy>({input});
-  if (failed(result))
-    return failure();
-  results.push_back(*result);
-  return success();
-}
-
 /// The one value every element of `constant` holds, if they are all equal.
 static std::optional<double> getSplatValue(DenseElementsAttr constant) {
   std::optional<double> value;
