@@ -21,6 +21,12 @@ config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%pipecc_src", config.pipecc_src_root))
 config.substitutions.append(("%pipecc_obj", config.pipecc_obj_root))
 
+# A sanitized build (scripts/sanitize.sh) links bigger rank executables and
+# must come first among preloaded libraries: tests that depend on either say
+# so with this feature.
+if getattr(config, "pipecc_sanitizers", ""):
+    config.available_features.add("sanitized-build")
+
 # The PyTorch-exported reference cases live beside the checkout (../shared);
 # tests that read them say `REQUIRES: shared-cases`.
 if os.path.isdir(config.shared_cases_dir):
