@@ -565,9 +565,12 @@ def write_case(name, out_root):
         mapping, ordered, notes = map_initializers(module, model)
         if trainable is None:
             trainable = ordered
-        elif ordered != trainable:
-            notes.append("initializer names differ from model.onnx's: %s" %
-                         dict(zip(trainable, ordered)))
+        else:
+            entry["initializer_names_match_model_onnx"] = (
+                ordered == trainable)
+            if ordered != trainable:
+                notes.append("initializer names differ from model.onnx's: "
+                             "%s" % dict(zip(trainable, ordered)))
         entry["verification"] = verify_with_onnxruntime(module, model, inputs)
         model = pin_batch(model, BATCH)
         onnx.checker.check_model(model)
