@@ -81,6 +81,8 @@ def main():
     parser.add_argument("--microbatches", default="1,4,8")
     parser.add_argument("--schedules", default="gpipe,1f1b")
     parser.add_argument("--steps", type=int, default=4)
+    parser.add_argument("--checker",
+                        help="the cases' checker (default: CASE/../check.py)")
     args = parser.parse_args()
 
     os.makedirs(args.work, exist_ok=True)
@@ -90,7 +92,7 @@ def main():
     for key in inputs.files:
         np.save(os.path.join(data_dir, key + ".npy"), inputs[key])
     model = os.path.join(args.case, args.model)
-    checker = os.path.join(args.case, "..", "check.py")
+    checker = args.checker or os.path.join(args.case, "..", "check.py")
 
     stage_list = [int(s) for s in args.stages.split(",")]
     mb_list = [int(m) for m in args.microbatches.split(",")]
