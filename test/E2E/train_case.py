@@ -55,7 +55,8 @@ def train(args, model, data_dir, stages, microbatches, schedule):
     out = os.path.join(args.work, name)
     shutil.rmtree(out, ignore_errors=True)
     run([args.pipecc, model, "--stages", str(stages), "--microbatches",
-         str(microbatches), "--schedule", schedule, "-o", out])
+         str(microbatches), "--schedule", schedule, "-o", out] +
+        args.pipecc_flag)
     grads = os.path.join(args.work, name + ".grads.safetensors")
     stdout = run([os.path.join(out, "launch"), "--steps", str(args.steps),
                   "--data", data_dir, "--lr", "0.1", "--dump-grads", grads])
@@ -81,6 +82,9 @@ def main():
     parser.add_argument("--microbatches", default="1,4,8")
     parser.add_argument("--schedules", default="gpipe,1f1b")
     parser.add_argument("--steps", type=int, default=4)
+    parser.add_argument("--pipecc-flag", action="append", default=[],
+                        help="an extra pipecc option, e.g. "
+                             "--pipecc-flag=--freeze=NAME (repeatable)")
     parser.add_argument("--checker",
                         help="the cases' checker (default: CASE/../check.py)")
     args = parser.parse_args()

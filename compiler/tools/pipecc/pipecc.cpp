@@ -111,6 +111,11 @@ static cl::opt<std::string>
                cl::desc("The model output to differentiate, when it has "
                         "several scalar outputs"),
                cl::cat(trainingCategory));
+static cl::list<std::string>
+    freeze("freeze", cl::CommaSeparated,
+           cl::desc("Initializers that are buffers, not parameters: they are "
+                    "never trained (e.g. a rotary embedding's inv_freq)"),
+           cl::value_desc("name,..."), cl::cat(trainingCategory));
 static cl::opt<std::string>
     learningRate("lr",
                  cl::desc("Default SGD learning rate (a positive normal "
@@ -228,6 +233,7 @@ int main(int argc, char **argv) {
     if (failed(pipecc::frontend::parseInputShape(spec, options.import, error)))
       return fail("--input-shape " + spec + ": " + error);
   }
+  options.import.frozen.assign(freeze.begin(), freeze.end());
   if (!options.emit && !options.printSummary && options.outputDir.empty())
     return fail("nothing to do: give -o <dir>, --emit=<phase> or --summary");
   int status = pipecc::runDriver(options, outs());

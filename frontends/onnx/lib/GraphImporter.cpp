@@ -48,10 +48,13 @@ private:
 class GraphImporter {
 public:
   GraphImporter(llvm::StringRef path, const onnx::ModelProto &model,
-                MLIRContext *context)
+                llvm::ArrayRef<std::string> frozen, MLIRContext *context)
       : path(path), model(model), context(context), builder(context),
         fileLoc(FileLineColLoc::get(context, path, 0, 0)),
-        opset(getDefaultOpset(model)) {}
+        opset(getDefaultOpset(model)) {
+    for (const std::string &name : frozen)
+      this->frozen.insert(name);
+  }
 
   OwningOpRef<ModuleOp> run();
 
@@ -80,6 +83,8 @@ private:
 
   llvm::StringRef path;
   const onnx::ModelProto &model;
+  /// Initializers the user froze (`--freeze`): imported as non-trainable.
+  llvm::StringSet<> frozen;
   MLIRContext *context;
   OpBuilder builder;
   Location fileLoc;
@@ -145,7 +150,7 @@ LogicalResult GraphImporter::importParams() {
     if (!value)
       return fail(nameLoc(name), "initializer " + quote(name) + " " + error);
     bool trainable = llvm::isa<FloatType>(value.getElementType()) &&
-                     !buffers.contains(name);
+                     !buffers.contains(name) && !frozen.contains(name);
     values[name] = builder.create<graph::ParamOp>(
         nameLoc(name), value.getType(), builder.getStringAttr(name),
         trainable ? builder.getUnitAttr() : UnitAttr(), value);
@@ -293,6 +298,7 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
 OwningOpRef<ModuleOp>
 pipecc::frontend::detail::convertModel(llvm::StringRef path,
                                        const onnx::ModelProto &model,
+                                       llvm::ArrayRef<std::string> frozen,
                                        MLIRContext *context) {
-  return GraphImporter(path, model, context).run();
+  return GraphImporter(path, model, frozen, context).run();
 }

@@ -10,10 +10,11 @@
 namespace pipecc::frontend::detail {
 
 /// Builds the module for a model whose inputs have static shapes and whose
-/// nodes all have patterns. Reports one error and returns null on failure.
-mlir::OwningOpRef<mlir::ModuleOp> convertModel(llvm::StringRef path,
-                                               const onnx::ModelProto &model,
-                                               mlir::MLIRContext *context);
+/// nodes all have patterns. Initializers named in `frozen` import as
+/// non-trainable. Reports one error and returns null on failure.
+mlir::OwningOpRef<mlir::ModuleOp>
+convertModel(llvm::StringRef path, const onnx::ModelProto &model,
+             llvm::ArrayRef<std::string> frozen, mlir::MLIRContext *context);
 
 } // namespace pipecc::frontend::detail
 

@@ -84,7 +84,9 @@ pipecc::frontend::importONNXFile(llvm::StringRef path,
       return report(std::move(error));
     if (llvm::Error error = checkWithONNXShapeInference(path, model))
       return report(std::move(error));
-    return convertModel(path, model, context);
+    if (llvm::Error error = checkFrozenNames(path, model, options.frozen))
+      return report(std::move(error));
+    return convertModel(path, model, options.frozen, context);
   } catch (const std::exception &e) {
     emitError(fileLoc) << support::quote(path)
                        << ": internal error: " << support::toOneLine(e.what());

@@ -225,3 +225,39 @@ llvm::Error pipecc::frontend::detail::checkWithONNXShapeInference(
   }
   return llvm::Error::success();
 }
+
+llvm::Error pipecc::frontend::detail::checkFrozenNames(
+    StringRef path, const onnx::ModelProto &model,
+    llvm::ArrayRef<std::string> frozen) {
+  for (const std::string &name : frozen) {
+    const onnx::TensorProto *found = nullptr;
+    for (const onnx::TensorProto &init : model.graph().initializer())
+      if (init.name() == name)
+        found = &init;
+    if (found) {
+      int32_t type = found->data_type();
+      if (type == onnx::TensorProto::FLOAT ||
+          type == onnx::TensorProto::FLOAT16 ||
+          type == onnx::TensorProto::DOUBLE ||
+          type == onnx::TensorProto::BFLOAT16)
+        continue;
+      return makeError(path, "--freeze " + quote(name) +
+                                 ": the initializer is not floating point, "
+                                 "so it is never trained");
+    }
+    // The closest names by edit distance, so a typo is easy to fix.
+    std::vector<std::pair<unsigned, std::string>> close;
+    for (const onnx::TensorProto &init : model.graph().initializer())
+      close.push_back({StringRef(init.name()).edit_distance(name),
+                       init.name()});
+    llvm::sort(close);
+    std::string hint;
+    for (size_t i = 0; i < close.size() && i < 3; ++i)
+      hint += (i ? ", " : "; initializers with close names: ") +
+              quote(close[i].second);
+    return makeError(path, "--freeze " + quote(name) +
+                               ": the model has no initializer of that "
+                               "name" + hint);
+  }
+  return llvm::Error::success();
+}

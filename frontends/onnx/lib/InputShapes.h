@@ -32,6 +32,12 @@ fixInputShapes(llvm::StringRef path, onnx::ModelProto &model,
 llvm::Error checkGraphStructure(llvm::StringRef path,
                                 const onnx::ModelProto &model);
 
+/// Checks that every `--freeze` name is a floating-point initializer of the
+/// model; an unknown name suggests the closest initializer names.
+llvm::Error checkFrozenNames(llvm::StringRef path,
+                             const onnx::ModelProto &model,
+                             llvm::ArrayRef<std::string> frozen);
+
 /// Runs ONNX shape inference in strict mode when libonnx knows the model's
 /// IR version and default opset, and turns its exceptions into one-line
 /// errors. Newer models are left alone: graph ops infer their own types.

@@ -30,6 +30,11 @@ struct ImportOptions {
   /// Sizes that fix free (symbolic/unknown) dimensions of graph inputs, by
   /// input name.
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+  /// Floating-point initializers to import as non-trainable buffers
+  /// (`--freeze`): ONNX does not say which initializers are parameters, and
+  /// some buffers reach the loss through differentiable ops (rotary
+  /// embeddings' `inv_freq`). Each name must be an initializer.
+  llvm::SmallVector<std::string> frozen;
 };
 
 /// Parses "name=16x64" (or "name=16,64") into `options`; on failure returns
