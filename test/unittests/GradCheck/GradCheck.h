@@ -67,7 +67,7 @@ struct Case {
 const std::vector<Case> &allCases();
 
 /// How many random points (inputs and R) each case is checked at.
-constexpr int kPointsPerCase = 2;
+constexpr int kPointsPerCase = 3;
 
 /// `tensor<2x3xf64>` for {2, 3}; `tensor<f64>` for a scalar.
 std::string tensorType(const Shape &shape, const std::string &element = "f64");
