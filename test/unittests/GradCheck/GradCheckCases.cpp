@@ -90,6 +90,7 @@ void addMatMulCases(std::vector<Case> &cases) {
       {{2, 1}, {3}},      // both broadcast: batch [2, 3]
       {{2, 3}, {2, 3}},   // 4-D, as attention's [B, H, S, D]
       {{2, 1}, {1, 3}},   // 4-D, each stretches a size-1 dimension
+      {{1, 2}, {3, 1}},   // 4-D, the other way round
   };
   for (bool ta : {false, true})
     for (bool tb : {false, true})
@@ -107,6 +108,15 @@ void addMatMulCases(std::vector<Case> &cases) {
                              " : {a}, {b} -> {y}",
                          out});
       }
+  // One operand held fixed: only the other's gradient is built and returned.
+  cases.push_back({"matmul",
+                   {in("a", {2, 3, 4}), fixed("b", {4, 2})},
+                   "%y = graph.matmul %a, %b : {a}, {b} -> {y}",
+                   {2, 3, 2}});
+  cases.push_back({"matmul",
+                   {fixed("a", {3, 4}), in("b", {2, 2, 4})},
+                   "%y = graph.matmul %a, %b transpose_rhs : {a}, {b} -> {y}",
+                   {2, 3, 2}});
   // Square: a misplaced transpose is well-typed, only its values wrong.
   for (bool ta : {false, true})
     for (bool tb : {false, true})
@@ -147,7 +157,8 @@ void addShapeCases(std::vector<Case> &cases) {
            {{2, 3, 4}, {24}},
            {{6, 4}, {2, 1, 3, 4}},
            {{12}, {3, 4}},
-           {{2, 3, 4}, {4, 1, 6}}})
+           {{2, 3, 4}, {4, 1, 6}},
+           {{2, 1, 3}, {2, 3}}})
     cases.push_back({"reshape", {in("x", from)},
                      "%y = graph.reshape %x : {x} -> {y}", to});
   const std::vector<std::pair<Shape, Shape>> perms = {
@@ -157,6 +168,7 @@ void addShapeCases(std::vector<Case> &cases) {
       {{1, 2, 0}, {2, 3, 4}},
       {{0, 2, 1, 3}, {2, 3, 2, 4}}, // attention heads [B, S, H, D] -> [B, H, S, D]
       {{3, 1, 0, 2}, {2, 3, 1, 2}},
+      {{0, 1}, {3, 4}}, // the identity
   };
   for (const auto &[perm, shape] : perms) {
     Shape out;
