@@ -88,6 +88,10 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
       stageOf[&op] = stage.getInt();
       numStages = std::max<int>(numStages, stage.getInt() + 1);
     }
+    // A model that only passes on inputs and constants (Identity,
+    // Constant) still runs forward: as one empty stage.
+    if (numStages == 0 && inference)
+      numStages = 1;
     if (numStages == 0)
       return main.emitError("no op has a pipeline stage; run the partition "
                             "first");
