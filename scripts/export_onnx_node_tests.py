@@ -8,7 +8,9 @@ pipecc's importer accepts the ops of and that are small, and writes per
 case
 
     <out>/<case>/model.onnx   the test's model (graph inputs given the
-                              static shapes of the test's input arrays)
+                              static shapes of the test's input arrays;
+                              integer inputs that fix shapes, such as
+                              Reshape's shape, made initializers)
     <out>/<case>/data.npz     "input/<name>" and "output/<name>" arrays
 
 plus <out>/cases.json (case, op, rtol, atol, inputs, outputs) and
@@ -44,6 +46,20 @@ SUPPORTED_DTYPES = {
     TensorProto.INT64: np.int64,
     TensorProto.INT32: np.int32,
     TensorProto.BOOL: np.bool_,
+}
+# Inputs that fix a shape (axes, target shapes, slice bounds, split sizes,
+# pads): ONNX's tests feed them as graph inputs, but pipecc compiles static
+# shapes and needs them constant. Like onnx-mlir's backend tests with
+# constant inputs, the export turns such an integer graph input into an
+# initializer holding the test's values (cases.json lists them per case).
+SHAPE_INPUTS = {
+    "Reshape": {1}, "Unsqueeze": {1}, "Squeeze": {1}, "Slice": {1, 2, 3, 4},
+    "Split": {1}, "Expand": {1}, "Tile": {1}, "Pad": {1, 3},
+    "ConstantOfShape": {0}, "CumSum": {1}, "Range": {0, 1, 2}, "TopK": {1},
+    "OneHot": {1}, "Resize": {1, 2, 3}, "Trilu": {1},
+    "ReduceSum": {1}, "ReduceMean": {1}, "ReduceMax": {1}, "ReduceMin": {1},
+    "ReduceProd": {1}, "ReduceL1": {1}, "ReduceL2": {1}, "ReduceLogSum": {1},
+    "ReduceLogSumExp": {1}, "ReduceSumSquare": {1},
 }
 # Cases whose arrays hold more elements than this are left out: the data
 # stays small (the whole set well under 2 MB).
@@ -94,6 +110,28 @@ def pin_input_shapes(model, inputs):
         shape.ClearField("dim")
         for d in inputs[value.name].shape:
             shape.dim.add().dim_value = int(d)
+
+
+def constant_shape_inputs(model, inputs):
+    """Turns the integer graph inputs that only feed SHAPE_INPUTS positions
+    into initializers; returns their names."""
+    uses = {}
+    for node in model.graph.node:
+        for position, name in enumerate(node.input):
+            uses.setdefault(name, []).append(
+                position in SHAPE_INPUTS.get(node.op_type, ()))
+    moved = []
+    for value in list(model.graph.input):
+        array = inputs.get(value.name)
+        if array is None or not np.issubdtype(array.dtype, np.integer):
+            continue
+        if not uses.get(value.name) or not all(uses[value.name]):
+            continue
+        model.graph.input.remove(value)
+        model.graph.initializer.append(
+            numpy_helper.from_array(array, value.name))
+        moved.append(value.name)
+    return moved
 
 
 def first_line(text):
@@ -161,6 +199,11 @@ def main():
             model.CopyFrom(case.model)
             names_in = [v.name for v in model.graph.input]
             names_out = [v.name for v in model.graph.output]
+            constants = constant_shape_inputs(model,
+                                              dict(zip(names_in, inputs)))
+            inputs = [a for n, a in zip(names_in, inputs)
+                      if n not in constants]
+            names_in = [n for n in names_in if n not in constants]
             pin_input_shapes(model, dict(zip(names_in, inputs)))
             path = os.path.join(scratch, "model.onnx")
             onnx.save(model, path)
@@ -185,6 +228,7 @@ def main():
             np.savez_compressed(os.path.join(folder, "data.npz"), **data)
             kept.append({"case": case.name, "op": op, "rtol": case.rtol,
                          "atol": case.atol, "inputs": names_in,
+                         "constant_inputs": constants,
                          "outputs": names_out})
     with open(os.path.join(args.out, "cases.json"), "w") as f:
         json.dump({"onnx_version": onnx.__version__, "cases": kept}, f,
