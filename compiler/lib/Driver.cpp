@@ -199,6 +199,18 @@ int pipecc::runDriver(const DriverOptions &options,
     return fail("--lr must be a positive number");
   if (options.stages < 1)
     return fail("--stages must be at least 1");
+  if (options.inference) {
+    if (options.stages != 1)
+      return fail("--inference compiles for one rank; --stages " +
+                  Twine(options.stages) + " is not supported");
+    if (options.microbatches != 1)
+      return fail("--inference runs the whole batch at once; --microbatches " +
+                  Twine(options.microbatches) + " is not supported");
+    if (options.emit == Phase::Autodiff ||
+        options.compileTo == Phase::Autodiff)
+      return fail("--inference skips the autodiff phase; there is nothing "
+                  "to print or stop after");
+  }
   if (options.optLevel > 3)
     return fail("-O" + Twine(options.optLevel) +
                 ": the optimisation level must be 0, 1, 2 or 3");
@@ -283,8 +295,9 @@ int pipecc::runDriver(const DriverOptions &options,
   settings.microbatchSize = firstBatchDim(*module);
   settings.learningRate = options.learningRate;
   settings.optLevel = options.optLevel;
+  settings.inference = options.inference;
 
-  if (reaches(last, Phase::Autodiff)) {
+  if (reaches(last, Phase::Autodiff) && !options.inference) {
     if (failed(runPasses(*module, [&](OpPassManager &pm) {
           return parsePassPipeline(autodiffPipeline(options), pm);
         })))
@@ -292,7 +305,16 @@ int pipecc::runDriver(const DriverOptions &options,
     if (!emitIfAsked(Phase::Autodiff, *module))
       return 1;
   }
-  if (reaches(last, Phase::Partition)) {
+  if (reaches(last, Phase::Partition) && options.inference) {
+    if (failed(runPasses(*module, [&](OpPassManager &pm) {
+          return parsePassPipeline(
+              "pipecc-place-inference,pipecc-split-stages{inference=true}",
+              pm);
+        })))
+      return 1;
+    if (!emitIfAsked(Phase::Partition, *module))
+      return 1;
+  } else if (reaches(last, Phase::Partition)) {
     if (failed(runPasses(*module, [&](OpPassManager &pm) {
           PartitionOptions partition;
           partition.stages = options.stages;
@@ -309,6 +331,8 @@ int pipecc::runDriver(const DriverOptions &options,
   }
   if (reaches(last, Phase::Schedule)) {
     if (failed(runPasses(*module, [&](OpPassManager &pm) {
+          if (options.inference)
+            return parsePassPipeline("pipecc-schedule-inference", pm);
           return parsePassPipeline(schedulePipeline(options), pm);
         })))
       return 1;

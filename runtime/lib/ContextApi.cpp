@@ -118,8 +118,13 @@ void pipecc_rt_load_microbatch(pipecc_rt_context *ctx, int64_t buffer_id,
       fail("load_microbatch: ", c.bufferLabel(buffer_id), ": micro-batch ",
            microbatch, " out of range [0, ", microbatches, ")");
     int64_t batch = c.stepIndex % source->second.batches;
-    ByteSlice slice = source->second.array->slice(
-        source->second.batches * microbatches, batch * microbatches + microbatch);
+    const NpyArray &array = *source->second.array;
+    // A scalar input (inference programs, one micro-batch) is read whole.
+    ByteSlice slice =
+        c.buffer(buffer_id).desc->num_dims == 0
+            ? ByteSlice{array.data(), array.bytes()}
+            : array.slice(source->second.batches * microbatches,
+                          batch * microbatches + microbatch);
     if (slice.bytes != c.buffer(buffer_id).desc->bytes)
       fail("load_microbatch: ", c.bufferLabel(buffer_id), ": slice of ",
            slice.bytes, " bytes for a buffer of ",

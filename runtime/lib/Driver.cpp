@@ -3,6 +3,7 @@
 #include "pipecc/Runtime/DataFileName.h"
 #include "pipecc/Runtime/Error.h"
 #include "pipecc/Runtime/Files.h"
+#include "pipecc/Runtime/NpyReader.h"
 #include "pipecc/Runtime/Safetensors.h"
 #include "pipecc/Runtime/SyntheticData.h"
 
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <limits>
 #include <thread>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace pipecc::rt;
@@ -132,6 +134,66 @@ void loadWeights(pipecc_rt_context &ctx, int rank) {
   }
 }
 
+bool isInference(const pipecc_rt_context &ctx) {
+  return ctx.program->flags & PIPECC_RT_PROGRAM_INFERENCE;
+}
+
+/// Options that only one kind of program takes are errors on the other.
+void checkOptionsFitProgram(const pipecc_rt_context &ctx) {
+  const Options &options = ctx.options;
+  if (!isInference(ctx)) {
+    if (!options.outputsDir.empty())
+      fail("--outputs: this is a training program; compile the model with "
+           "pipecc --inference to run it forward only");
+    return;
+  }
+  auto refuse = [](const char *option) {
+    fail(option, ": this is an inference program (pipecc --inference); it "
+                 "has no loss, gradients or updates");
+  };
+  if (!options.savePath.empty())
+    refuse("--save");
+  if (!options.dumpGradsPath.empty())
+    refuse("--dump-grads");
+  if (options.learningRate)
+    refuse("--lr");
+}
+
+/// The folder --outputs names: made if missing (its parent must exist).
+void prepareOutputsDir(const std::string &dir) {
+  struct stat info;
+  if (lstat(dir.c_str(), &info) == 0) {
+    if (!S_ISDIR(info.st_mode))
+      fail("--outputs ", dir, ": exists and is not a folder");
+    return;
+  }
+  if (mkdir(dir.c_str(), 0777) != 0)
+    fail("--outputs ", dir, ": cannot create the folder: ",
+         std::strerror(errno));
+}
+
+/// Writes every graph output of the last step to DIR/<name>.npy, the
+/// micro-batches' copies one after another along dimension 0.
+void writeOutputs(pipecc_rt_context &ctx) {
+  const std::string &dir = ctx.options.outputsDir;
+  for (int64_t id = 0; id < ctx.program->num_buffers; ++id) {
+    const pipecc_rt_buffer_desc &desc = ctx.program->buffers[id];
+    if (desc.role != PIPECC_RT_ROLE_OUTPUT)
+      continue;
+    Shape shape(desc.shape, desc.shape + desc.num_dims);
+    int64_t copies = ctx.buffer(id).copies;
+    if (copies > 1) {
+      if (shape.empty())
+        fail("output '", desc.name, "' is a scalar; with ", copies,
+             " micro-batches there is one per micro-batch");
+      shape[0] *= copies;
+    }
+    writeNpy(dir + "/" + dataFileName(desc.name),
+             static_cast<DType>(desc.dtype), shape,
+             ctx.buffer(id).memory.get());
+  }
+}
+
 void loadInputs(pipecc_rt_context &ctx) {
   const pipecc_rt_rank_program &program = *ctx.program;
   std::vector<int64_t> inputs;
@@ -157,6 +219,18 @@ void loadInputs(pipecc_rt_context &ctx) {
     source.array =
         NpyArray::load(ctx.options.dataDir + "/" + dataFileName(desc.name));
     const NpyArray &array = *source.array;
+    if (desc.num_dims == 0) {
+      // Only an inference program with one micro-batch has scalar inputs.
+      if (!array.shape().empty())
+        fail(array.path(), ": shape ", shapeToString(array.shape()),
+             " does not fit input '", desc.name, "', a scalar");
+      if (array.dtype() != static_cast<DType>(desc.dtype))
+        fail(array.path(), ": dtype ", numpyTypeName(array.dtype()),
+             " but input '", desc.name, "' is ",
+             numpyTypeName(static_cast<DType>(desc.dtype)));
+      source.batches = 1;
+      continue;
+    }
     Shape sample(desc.shape + 1, desc.shape + desc.num_dims);
     Shape expected = sample;
     expected.insert(expected.begin(), -1);
@@ -181,7 +255,9 @@ void loadInputs(pipecc_rt_context &ctx) {
            " samples do not split into whole steps of ", program.microbatches,
            " micro-batches of ", desc.shape[0], " samples");
     source.batches = array.shape()[0] / stepSamples;
-    if (array.dtype() == DType::F32)
+    // Training refuses non-finite data; inference computes with it (ONNX's
+    // IsNaN, Max with nan, ...).
+    if (array.dtype() == DType::F32 && !isInference(ctx))
       checkFinite(array);
   }
   // Inputs are paired sample by sample: they must hold the same number.
@@ -351,7 +427,8 @@ int64_t samplesPerStep(pipecc_rt_context &ctx) {
   if (microbatchSize <= 0) {
     int64_t local = 0;
     for (const auto &entry : ctx.inputs)
-      local = std::max(local, ctx.program->buffers[entry.first].shape[0]);
+      if (ctx.program->buffers[entry.first].num_dims > 0)
+        local = std::max(local, ctx.program->buffers[entry.first].shape[0]);
     microbatchSize = ctx.transport->allreduceMaxI64(local);
   }
   return microbatchSize * ctx.program->microbatches;
@@ -377,9 +454,19 @@ void runStep(pipecc_rt_context &ctx, int64_t samples) {
                                : std::numeric_limits<float>::quiet_NaN();
   if (ctx.stepIndex == 0 && !ctx.options.dumpGradsPath.empty())
     dumpGradients(ctx, meanLoss);
-  if (!(ctx.program->flags & PIPECC_RT_PROGRAM_OWNS_OPTIMIZER))
+  if (!(ctx.program->flags & (PIPECC_RT_PROGRAM_OWNS_OPTIMIZER |
+                              PIPECC_RT_PROGRAM_INFERENCE)))
     pipecc_rt_optimizer_step(&ctx);
   double seconds = MPI_Wtime() - start;
+  if (isInference(ctx)) {
+    if (ctx.transport->rank() == 0 && !ctx.options.quiet) {
+      std::printf("step %lld samples/s %.1f\n",
+                  static_cast<long long>(ctx.stepIndex + 1),
+                  seconds > 0 ? samples / seconds : 0.0);
+      std::fflush(stdout);
+    }
+    return;
+  }
 
   if (ctx.transport->rank() == 0 && !ctx.options.quiet) {
     std::printf("step %lld loss %.6f samples/s %.1f\n",
@@ -408,6 +495,7 @@ int runMain(int argc, char **argv, const pipecc_rt_rank_program *program) {
   ctx.gradientScale = program->gradient_scale > 0
                           ? program->gradient_scale
                           : 1.0f / static_cast<float>(program->microbatches);
+  checkOptionsFitProgram(ctx);
   allocateBuffers(ctx);
   loadWeights(ctx, transport.rank());
   // Output files are written by rank 0 at the end; refuse bad paths now,
@@ -417,6 +505,8 @@ int runMain(int argc, char **argv, const pipecc_rt_rank_program *program) {
       checkOutputFile(options.savePath);
     if (!options.dumpGradsPath.empty())
       checkOutputFile(options.dumpGradsPath);
+    if (!options.outputsDir.empty())
+      prepareOutputsDir(options.outputsDir);
   }
   loadInputs(ctx);
   checkInputsAgreeAcrossRanks(ctx);
@@ -432,6 +522,8 @@ int runMain(int argc, char **argv, const pipecc_rt_rank_program *program) {
     checkParametersFinite(ctx);
     saveParameters(ctx);
   }
+  if (!options.outputsDir.empty() && transport.rank() == 0)
+    writeOutputs(ctx);
   if (options.timers)
     reportTimers(ctx);
   transport.barrier(Channel::Control);

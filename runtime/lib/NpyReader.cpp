@@ -32,6 +32,7 @@ constexpr SupportedType kSupportedTypes[] = {
     {DType::F32, "<f4", "float32"},
     {DType::I64, "<i8", "int64"},
     {DType::I32, "<i4", "int32"},
+    {DType::Bool, "|b1", "bool"},
 };
 
 /// Parser for the header's dict literal.
@@ -83,7 +84,7 @@ public:
       }
     error("unsupported dtype '" + *descr +
           "' (supported: little-endian float32 '<f4', int64 '<i8', int32 "
-          "'<i4')");
+          "'<i4', bool '|b1')");
   }
 
 private:

@@ -63,6 +63,8 @@ Options parseOptions(int argc, char **argv) {
       options.dumpGradsPath = value();
     else if (name == "--save")
       options.savePath = value();
+    else if (name == "--outputs")
+      options.outputsDir = value();
     else if (name == "--quiet")
       options.quiet = flag();
     else if (name == "--timers")
@@ -95,6 +97,10 @@ std::string usageText(const char *programName) {
          "  --dump-grads FILE  write loss and gradients of step 1 "
          "(safetensors)\n"
          "  --save FILE        write the trained parameters (safetensors)\n"
+         "  --outputs DIR      inference programs: write each graph output "
+         "to\n"
+         "                     DIR/<output name>.npy (named like --data "
+         "files)\n"
          "  --timers           print per-rank timer totals at exit\n"
          "  --quiet            no per-step lines\n";
 }

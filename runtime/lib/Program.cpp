@@ -22,6 +22,7 @@ const char *roleName(int32_t role) {
   case PIPECC_RT_ROLE_DATA_INPUT: return "data input";
   case PIPECC_RT_ROLE_ACTIVATION: return "activation";
   case PIPECC_RT_ROLE_SCRATCH: return "scratch";
+  case PIPECC_RT_ROLE_OUTPUT: return "output";
   }
   return "unknown role";
 }
@@ -63,21 +64,24 @@ void validateProgram(const pipecc_rt_rank_program *program, int mpiRank,
     fail("rank program has the learning rate ", program->default_lr,
          ", which is not a positive normal float32");
 
-  std::set<std::string> parameterNames;
+  std::set<std::string> parameterNames, outputNames;
+  bool inference = program->flags & PIPECC_RT_PROGRAM_INFERENCE;
   for (int64_t id = 0; id < program->num_buffers; ++id) {
     const pipecc_rt_buffer_desc &desc = program->buffers[id];
     std::string where = label(desc, id);
     if (desc.role < PIPECC_RT_ROLE_PARAMETER ||
-        desc.role > PIPECC_RT_ROLE_SCRATCH)
+        desc.role > PIPECC_RT_ROLE_OUTPUT)
       fail(where, ": unknown role ", desc.role);
-    if (desc.dtype < PIPECC_RT_F32 || desc.dtype > PIPECC_RT_I32)
+    if ((desc.dtype < PIPECC_RT_F32 || desc.dtype > PIPECC_RT_I32) &&
+        desc.dtype != PIPECC_RT_BOOL)
       fail(where, ": unknown dtype ", desc.dtype);
     if (desc.bytes < 0 || desc.num_dims < 0 ||
         (desc.num_dims > 0 && !desc.shape))
       fail(where, ": bad size or shape");
     bool needsShape = desc.role == PIPECC_RT_ROLE_PARAMETER ||
                       desc.role == PIPECC_RT_ROLE_GRADIENT ||
-                      desc.role == PIPECC_RT_ROLE_DATA_INPUT;
+                      desc.role == PIPECC_RT_ROLE_DATA_INPUT ||
+                      desc.role == PIPECC_RT_ROLE_OUTPUT;
     if (desc.shape || needsShape) {
       Shape shape(desc.shape, desc.shape + desc.num_dims);
       int64_t expected =
@@ -113,8 +117,19 @@ void validateProgram(const pipecc_rt_rank_program *program, int mpiRank,
     case PIPECC_RT_ROLE_DATA_INPUT:
       if (!desc.name || !*desc.name)
         fail(where, ": data input without a name");
-      if (desc.num_dims < 1)
+      // An inference program reads a scalar input whole.
+      if (desc.num_dims < 1 && !(inference && program->microbatches == 1))
         fail(where, ": data input without a micro-batch dimension");
+      break;
+    case PIPECC_RT_ROLE_OUTPUT:
+      if (!inference)
+        fail(where, ": only an inference program has outputs");
+      if (!desc.name || !*desc.name)
+        fail(where, ": output without a name");
+      if (!desc.per_microbatch)
+        fail(where, ": outputs are per-micro-batch");
+      if (!outputNames.insert(desc.name).second)
+        fail(where, ": two outputs named '", desc.name, "'");
       break;
     default:
       break;

@@ -249,6 +249,7 @@ LogicalResult codegen::emitPipeline(
       {"microbatches", static_cast<int64_t>(pipe.getMicrobatches())},
       {"microbatch_size", settings.microbatchSize},
       {"schedule", pipe.getSchedule().str()},
+      {"inference", settings.inference},
       // The float32 the ranks compute with, not the double it came from.
       {"learning_rate",
        static_cast<double>(static_cast<float>(settings.learningRate))},

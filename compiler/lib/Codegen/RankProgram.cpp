@@ -107,6 +107,8 @@ FailureOr<BufferDType> RankHostBuilder::dtypeOf(Type element, Location where) {
     return BufferDType::I64;
   if (element.isInteger(32))
     return BufferDType::I32;
+  if (element.isInteger(1))
+    return BufferDType::Bool;
   return emitError(where) << "the CPU runtime has no buffers of element type "
                           << element;
 }
@@ -124,9 +126,10 @@ FailureOr<int64_t> RankHostBuilder::addBuffer(StringRef name, BufferRole role,
   buffer.dtype = *dtype;
   buffer.perMicrobatch = perMicrobatch;
   buffer.shape.assign(type.getShape().begin(), type.getShape().end());
-  buffer.bytes = type.getNumElements() * (*dtype == BufferDType::I32 ? 4
-                                          : *dtype == BufferDType::F32 ? 4
-                                                                       : 8);
+  int64_t elementBytes = *dtype == BufferDType::I64    ? 8
+                         : *dtype == BufferDType::Bool ? 1
+                                                       : 4;
+  buffer.bytes = type.getNumElements() * elementBytes;
   buffers.push_back(std::move(buffer));
   return static_cast<int64_t>(buffers.size() - 1);
 }
@@ -227,6 +230,18 @@ LogicalResult RankHostBuilder::collect(func::FuncOp func,
     auto name = func.getResultAttrOfType<StringAttr>(i, attrs::kTensor);
     if (!name)
       return func.emitError("result ") << i << " has no tensor name";
+    if (auto output = func.getResultAttrOfType<StringAttr>(
+            i, attrs::kGraphOutput)) {
+      // A graph output of an inference program: the runtime writes it.
+      FailureOr<int64_t> id =
+          addBuffer(output.getValue(), BufferRole::Output, type,
+                    /*perMicrobatch=*/true, func.getLoc());
+      if (failed(id))
+        return failure();
+      stage.resultBuffers.push_back(*id);
+      stage.accumulateInto.emplace_back();
+      continue;
+    }
     SmallVector<int64_t, 1> accumulate;
     if (auto params = func.getResultAttrOfType<ArrayAttr>(i, attrs::kParamGrad))
       for (auto param : params.getAsValueRange<StringAttr>()) {
@@ -489,7 +504,7 @@ void RankHostBuilder::buildProgramConstant(int32_t rank) {
   insert(constI64(ib, settings.microbatchSize), 4);
   insert(constF32(static_cast<float>(settings.learningRate)), 5);
   insert(constF32(0.0f), 6); // 1 / microbatches: losses are means
-  insert(constI32(ib, 0), 7);
+  insert(constI32(ib, settings.inference ? PIPECC_RT_PROGRAM_INFERENCE : 0), 7);
   insert(constI64(ib, buffers.size()), 8);
   insert(ib.create<LLVM::AddressOfOp>(loc, ptrType, "pipecc_buffers"), 9);
   insert(ib.create<LLVM::AddressOfOp>(loc, ptrType, "pipecc_step"), 10);

@@ -18,6 +18,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <limits>
+#include <memory>
 #include <optional>
 #include <tuple>
 
@@ -54,6 +55,12 @@ static cl::list<std::string>
                 cl::desc("Fix the free dimensions of a graph input, e.g. "
                          "x=16x64 (repeatable)"),
                 cl::value_desc("name=dims"), cl::cat(pipeccCategory));
+static cl::opt<bool>
+    inference("inference",
+              cl::desc("Compile the model forward only, for one rank: no "
+                       "autodiff; out/launch --outputs DIR writes every "
+                       "graph output"),
+              cl::cat(pipeccCategory));
 static cl::opt<bool> summary("summary",
                              cl::desc("Print a summary of the imported model"),
                              cl::cat(pipeccCategory));
@@ -234,6 +241,22 @@ int main(int argc, char **argv) {
       return fail("--input-shape " + spec + ": " + error);
   }
   options.import.frozen.assign(freeze.begin(), freeze.end());
+  options.inference = inference;
+  if (inference) {
+    // Training options have no meaning in a forward-only program; taking
+    // them silently would hide a mistaken command line.
+    cl::Option *trainingOptions[] = {&schedule,  &partitionStrategy,
+                                     static_cast<cl::Option *>(std::addressof(cutAfter)),
+                                     static_cast<cl::Option *>(std::addressof(freeze)),
+                                     &loss,
+                                     &labelInput, &lossOutput,
+                                     &learningRate};
+    for (cl::Option *option : trainingOptions)
+      if (option->getNumOccurrences())
+        return fail("--" + option->ArgStr +
+                    " is a training option; --inference compiles a "
+                    "forward-only program");
+  }
   if (!options.emit && !options.printSummary && options.outputDir.empty())
     return fail("nothing to do: give -o <dir>, --emit=<phase> or --summary");
   int status = pipecc::runDriver(options, outs());

@@ -40,6 +40,8 @@ struct Group {
 bool isFloating(Operation *op) { return llvm::isa<ParamOp, ConstantOp>(op); }
 
 struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
+  using SplitStagesBase::SplitStagesBase;
+
   void runOnOperation() override {
     func::FuncOp main = getModelFunction(getOperation());
     if (!main || failed(split(main)))
@@ -60,6 +62,9 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
   // Per function (stage * 3 + phase): what it reads and produces.
   SmallVector<llvm::SetVector<Value>> inputs, outputs, dataArgs;
   SmallVector<llvm::SetVector<Operation *>> params;
+  /// Inference: per function, the graph outputs it returns, in @main's
+  /// order, with their ONNX names (one value can be several outputs).
+  SmallVector<SmallVector<std::pair<Value, std::string>>> graphOutputs;
 
   unsigned index(Group g) { return g.stage * 3 + g.phase; }
 
@@ -83,6 +88,10 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
       stageOf[&op] = stage.getInt();
       numStages = std::max<int>(numStages, stage.getInt() + 1);
     }
+    // A model that only passes on inputs and constants (Identity,
+    // Constant) still runs forward: as one empty stage.
+    if (numStages == 0 && inference)
+      numStages = 1;
     if (numStages == 0)
       return main.emitError("no op has a pipeline stage; run the partition "
                             "first");
@@ -232,6 +241,7 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
     outputs.resize(numFunctions);
     dataArgs.resize(numFunctions);
     params.resize(numFunctions);
+    graphOutputs.resize(numFunctions);
 
     Block &body = main.front();
     for (Operation &op : body.without_terminator()) {
@@ -248,8 +258,11 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
       if (auto param = llvm::dyn_cast<ParamOp>(op); param && param->use_empty())
         params[index({0, Forward})].insert(param);
 
-    // What @main returns: the loss, then parameter gradients.
     auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());
+    if (inference)
+      return splitInference(main, ret);
+
+    // What @main returns: the loss, then parameter gradients.
     // One value can be the gradient of several parameters (y = a + b gives
     // a and b the same gradient).
     DenseMap<Value, SmallVector<std::string, 1>> paramGradOf;
@@ -292,6 +305,30 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
     return success();
   }
 
+  /// Inference: @main's results are the graph outputs; each is returned by
+  /// the forward function of the stage computing it (stage 0 for an input,
+  /// a parameter or a constant).
+  LogicalResult splitInference(func::FuncOp main, func::ReturnOp ret) {
+    for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
+      Value value = ret.getOperand(i);
+      auto name = main.getResultAttrOfType<StringAttr>(i, attrs::kOutput);
+      Operation *def = value.getDefiningOp();
+      auto from = def ? groupOf.find(def) : groupOf.end();
+      Group owner{from != groupOf.end() ? from->second.stage : 0, Forward};
+      if (failed(route(value, owner, ret.getOperation())))
+        return failure();
+      graphOutputs[index(owner)].push_back(
+          {value, name ? name.str() : "output" + std::to_string(i)});
+    }
+    recordModuleInterface(main);
+    OpBuilder builder(main);
+    DenseMap<Value, SmallVector<std::string, 1>> noGradients;
+    for (int stage = 0; stage < numStages; ++stage)
+      buildFunction(builder, main, {stage, Forward}, Value(), noGradients);
+    main.erase();
+    return success();
+  }
+
   void recordModuleInterface(func::FuncOp main) {
     Builder b(&getContext());
     SmallVector<Attribute> paramInfo, inputInfo;
@@ -307,7 +344,8 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
           {b.getNamedAttr("name", param.getParamNameAttr()),
            b.getNamedAttr("stage", b.getI64IntegerAttr(stage)),
            b.getNamedAttr("type", TypeAttr::get(param.getType())),
-           b.getNamedAttr("trainable", b.getBoolAttr(param.getTrainable()))}));
+           b.getNamedAttr("trainable",
+                          b.getBoolAttr(!inference && param.getTrainable()))}));
     }
     for (Value arg : main.getArguments())
       inputInfo.push_back(b.getDictionaryAttr(
@@ -371,9 +409,13 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
     SmallVector<Value> resultValues;
     for (Value v : sorted(outputs[fn]))
       resultValues.push_back(v);
-    for (Value v : extraResults[fn])
-      if (!outputs[fn].contains(v))
-        resultValues.push_back(v);
+    if (!inference)
+      for (Value v : extraResults[fn])
+        if (!outputs[fn].contains(v))
+          resultValues.push_back(v);
+    size_t firstGraphOutput = resultValues.size();
+    for (auto &[value, outputName] : graphOutputs[fn])
+      resultValues.push_back(value);
 
     SmallVector<Type> argTypes, resultTypes;
     for (Value v : argValues)
@@ -431,10 +473,17 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
     }
     SmallVector<Value> returned;
     SmallVector<DictionaryAttr> resultAttrs;
-    for (Value v : resultValues) {
+    for (auto [position, v] : llvm::enumerate(resultValues)) {
       cloneConstant(v);
       returned.push_back(mapping.lookup(v));
       SmallVector<NamedAttribute> attrList{named(attrs::kTensor, names[v])};
+      if (position >= firstGraphOutput) {
+        // Each graph output is a buffer of its own, named after it.
+        const std::string &outputName =
+            graphOutputs[fn][position - firstGraphOutput].second;
+        attrList = {named(attrs::kTensor, outputName),
+                    named(attrs::kGraphOutput, outputName)};
+      }
       // The parameters of this stage whose gradient this is.
       if (auto grad = paramGradOf.find(v); grad != paramGradOf.end()) {
         SmallVector<Attribute> params;

@@ -40,6 +40,7 @@ TEST(Options, ParsesEveryOption) {
   EXPECT_TRUE(options.timers);
   EXPECT_TRUE(parse({"--synthetic"}).synthetic);
   EXPECT_TRUE(parse({"--help"}).help);
+  EXPECT_EQ(parse({"--outputs", "results"}).outputsDir, "results");
 }
 
 TEST(Options, RejectsBadArguments) {

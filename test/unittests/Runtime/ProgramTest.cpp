@@ -97,4 +97,30 @@ TEST_F(ProgramFixture, RejectsBadBuffers) {
   EXPECT_RUNTIME_ERROR(validate(), "unknown role 7");
 }
 
+TEST_F(ProgramFixture, OutputsBelongToInferencePrograms) {
+  const int64_t shape[] = {4};
+  buffers.push_back({"y", PIPECC_RT_ROLE_OUTPUT, PIPECC_RT_BOOL, 1, 1, shape,
+                     4, -1, 0});
+  EXPECT_RUNTIME_ERROR(validate(), "buffer 4 ('y')",
+                       "only an inference program has outputs");
+  program.flags = PIPECC_RT_PROGRAM_INFERENCE;
+  validate();
+  // Bool is one byte per element.
+  buffers.back().bytes = 16;
+  EXPECT_RUNTIME_ERROR(validate(), "16 bytes", "[4] needs 4");
+  buffers.back().bytes = 4;
+  buffers.back().per_microbatch = 0;
+  EXPECT_RUNTIME_ERROR(validate(), "outputs are per-micro-batch");
+  buffers.back().per_microbatch = 1;
+  buffers.push_back(buffers.back());
+  EXPECT_RUNTIME_ERROR(validate(), "two outputs named 'y'");
+  buffers.pop_back();
+  // A scalar input is read whole, with one micro-batch only.
+  buffers[2].num_dims = 0;
+  buffers[2].bytes = 8;
+  EXPECT_RUNTIME_ERROR(validate(), "without a micro-batch dimension");
+  program.microbatches = 1;
+  validate();
+}
+
 } // namespace

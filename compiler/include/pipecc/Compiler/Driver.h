@@ -27,6 +27,9 @@ struct DriverOptions {
   /// Elide constants with more elements than this when printing IR.
   int64_t elideElementsLimit = 16;
   frontend::ImportOptions import;
+  /// Compile forward only (no autodiff), one stage and one micro-batch;
+  /// every graph output becomes an output of the rank program.
+  bool inference = false;
 
   // Training (autodiff): attach a loss to a model that outputs predictions.
   std::string loss;       // "", "cross-entropy" or "mse"

@@ -19,9 +19,10 @@ enum class BufferRole : int32_t {
   Gradient = 1,
   DataInput = 2,
   Activation = 3,
-  Scratch = 4
+  Scratch = 4,
+  Output = 5
 };
-enum class BufferDType : int32_t { F32 = 0, I64 = 1, I32 = 2 };
+enum class BufferDType : int32_t { F32 = 0, I64 = 1, I32 = 2, Bool = 9 };
 
 /// One entry of a rank's buffer table (pipecc_rt_buffer_desc).
 struct Buffer {
@@ -43,6 +44,9 @@ struct RankSettings {
   double learningRate = 0.1;
   /// LLVM optimisation level (0 to 3) the rank executables are built with.
   unsigned optLevel = 3;
+  /// A forward-only program (--inference): no loss, no optimizer; the
+  /// runtime writes the graph outputs.
+  bool inference = false;
 };
 
 /// Appends to `rankModule` (whose stage functions of the rank's stage are

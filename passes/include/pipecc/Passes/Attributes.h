@@ -34,6 +34,9 @@ inline constexpr llvm::StringLiteral kBindParam = "pipeline.param";
 /// (an array of names: y = a + b gives a and b one gradient); the loss.
 inline constexpr llvm::StringLiteral kParamGrad = "pipeline.param_grad";
 inline constexpr llvm::StringLiteral kLoss = "pipeline.loss";
+/// On forward function results of an inference compile: the graph output
+/// (ONNX output name) the result is.
+inline constexpr llvm::StringLiteral kGraphOutput = "pipeline.output";
 /// On forward and B functions: names received from and sent to neighbours.
 inline constexpr llvm::StringLiteral kRecv = "pipeline.recv";
 inline constexpr llvm::StringLiteral kSend = "pipeline.send";

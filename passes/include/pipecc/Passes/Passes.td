@@ -112,8 +112,42 @@ def SplitStages : Pass<"pipecc-split-stages", "::mlir::ModuleOp"> {
     `pipeline.send` on the forward and B functions list what each stage
     receives and sends. Parameters and constants are copied to every
     function that reads them; `@main` is replaced.
+
+    With `inference`, `@main` is not differentiated: only the forward
+    functions are built, every parameter is frozen, and each of `@main`'s
+    results (the graph outputs, in order) is a result of stage 0's forward
+    function carrying `pipeline.output` (its ONNX output name).
   }];
+  let options = [
+    Option<"inference", "inference", "bool", /*default=*/"false",
+           "Forward functions only; @main's results are the graph outputs">,
+  ];
   let dependentDialects = ["::pipecc::graph::GraphDialect"];
+}
+
+def PlaceInference : Pass<"pipecc-place-inference", "::mlir::ModuleOp"> {
+  let summary = "Places every op of an undifferentiated @main on stage 0";
+  let description = [{
+    The partition of an inference compile (one stage): every op of `@main`
+    but parameters and constants gets `pipeline.stage = 0`. A `@main` that
+    autodiff has differentiated (a result carrying `graph.grad`) is an
+    error.
+  }];
+}
+
+def ScheduleInference : Pass<"pipecc-schedule-inference", "::mlir::ModuleOp"> {
+  let summary = "Writes the one-rank forward-only pipeline.pipeline";
+  let description = [{
+    The schedule of an inference compile: one `pipeline.pipeline @infer`
+    (schedule `inference`) with one program, rank 0, that runs stage 0's
+    forward function once per micro-batch; no backward, no optimizer step.
+    Requires exactly one stage (`pipecc-split-stages{inference}` output).
+  }];
+  let options = [
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
+           "Number of micro-batches per step">,
+  ];
+  let dependentDialects = ["::pipecc::pipeline::PipelineDialect"];
 }
 
 def Schedule : Pass<"pipecc-schedule", "::mlir::ModuleOp"> {

@@ -17,6 +17,8 @@ struct Options {
   std::optional<float> learningRate;
   std::string dumpGradsPath;
   std::string savePath;
+  /// Inference programs: the folder receiving one .npy per graph output.
+  std::string outputsDir;
   bool quiet = false;
   bool timers = false;
   bool help = false;

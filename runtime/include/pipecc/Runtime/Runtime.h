@@ -49,14 +49,20 @@ typedef enum pipecc_rt_buffer_role {
   /* Values passed between stages or kept from forward to backward. */
   PIPECC_RT_ROLE_ACTIVATION = 3,
   /* Temporary storage of the step; no guarantees across steps. */
-  PIPECC_RT_ROLE_SCRATCH = 4
+  PIPECC_RT_ROLE_SCRATCH = 4,
+  /* A graph output of an inference program (`name`: the ONNX output name),
+   * one copy per micro-batch; --outputs DIR writes it to
+   * DIR/<dataFileName(name)>.npy after the last step. */
+  PIPECC_RT_ROLE_OUTPUT = 5
 } pipecc_rt_buffer_role;
 
 /* Element types; the values match the safetensors/npy support. */
 typedef enum pipecc_rt_dtype {
   PIPECC_RT_F32 = 0,
   PIPECC_RT_I64 = 1,
-  PIPECC_RT_I32 = 2
+  PIPECC_RT_I32 = 2,
+  /* One byte per element, 0 or 1 (numpy's bool). */
+  PIPECC_RT_BOOL = 9
 } pipecc_rt_dtype;
 
 /* One buffer of a rank. A buffer's id is its index in
@@ -99,6 +105,10 @@ typedef struct pipecc_rt_context pipecc_rt_context;
 /* The step updates the parameters itself; the runtime then does not call
  * pipecc_rt_optimizer_step after the step. */
 #define PIPECC_RT_PROGRAM_OWNS_OPTIMIZER 0x1u
+/* A forward-only program (pipecc --inference): no gradients, no loss, no
+ * optimizer step; its outputs are PIPECC_RT_ROLE_OUTPUT buffers. Its data
+ * inputs may hold inf and nan, and a scalar input is read whole (M = 1). */
+#define PIPECC_RT_PROGRAM_INFERENCE 0x2u
 
 /* What the compiler emits for rank `rank` of `num_ranks`.
  * Layout (x86-64): {i32, i32, i32, i32, i64, f32, f32, i32, [4 x i8] pad, i64,
