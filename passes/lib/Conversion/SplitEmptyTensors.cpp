@@ -6,9 +6,16 @@
 // in the ops of a function (seconds at a few thousand ops). Each use gets its
 // own `tensor.empty`; they bufferize to the same allocations as before.
 //
+// CSE also merges the `linalg.fill`s of those inits (the zero inits of every
+// same-shaped matmul and reduction). Bufferization then fills one buffer
+// and copies it into a fresh one for every user; a fill per use writes the
+// user's buffer directly, and pipecc-matmul-to-blas folds a zero fill right
+// before a matmul into beta = 0.
+//
 //===----------------------------------------------------------------------===//
 #include "pipecc/Conversion/Passes.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 
@@ -23,6 +30,7 @@ namespace {
 struct SplitEmptyTensorsPass
     : pipecc::impl::SplitEmptyTensorsBase<SplitEmptyTensorsPass> {
   void runOnOperation() override {
+    splitFills();
     SmallVector<tensor::EmptyOp> empties;
     getOperation().walk([&](tensor::EmptyOp op) { empties.push_back(op); });
     for (tensor::EmptyOp empty : empties) {
@@ -34,6 +42,27 @@ struct SplitEmptyTensorsPass
       for (OpOperand *use : llvm::drop_begin(uses)) {
         OpBuilder b(use->getOwner());
         use->set(b.clone(*empty)->getResult(0));
+      }
+    }
+  }
+
+  /// Every use of a fill of a `tensor.empty` after the first gets its own
+  /// fill (of its own empty, made by the loop above) right before it.
+  void splitFills() {
+    SmallVector<linalg::FillOp> fills;
+    getOperation().walk([&](linalg::FillOp fill) {
+      if (fill.hasPureTensorSemantics() &&
+          fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>() &&
+          !fill->getResult(0).hasOneUse())
+        fills.push_back(fill);
+    });
+    for (linalg::FillOp fill : fills) {
+      SmallVector<OpOperand *> uses;
+      for (OpOperand &use : fill->getResult(0).getUses())
+        uses.push_back(&use);
+      for (OpOperand *use : llvm::drop_begin(uses)) {
+        OpBuilder b(use->getOwner());
+        use->set(b.clone(*fill)->getResult(0));
       }
     }
   }

@@ -102,15 +102,19 @@ def CopyAliasedResults : Pass<"pipecc-copy-aliased-results",
 
 def SplitEmptyTensors : Pass<"pipecc-split-empty-tensors",
                              "::mlir::func::FuncOp"> {
-  let summary = "Gives every use of a tensor.empty its own tensor.empty";
+  let summary = "Gives every use of a tensor.empty (or of its fill) its own";
   let description = [{
     CSE merges the `tensor.empty` inits of same-shaped ops into one value,
     and one-shot bufferization then checks every in-place write into it
     against every other use: quadratic in the ops of a function. Run right
     before bufferization, after the last CSE; the allocations it makes are
-    the same as before.
+    the same as before. A `linalg.fill` of a `tensor.empty` with several
+    uses (CSE merges the zero inits of same-shaped matmuls and reductions)
+    is likewise cloned for each use: bufferization would otherwise fill one
+    buffer and copy it into a fresh one for every user.
   }];
-  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def OutlineOpGroups : Pass<"pipecc-outline-op-groups", "::mlir::ModuleOp"> {
