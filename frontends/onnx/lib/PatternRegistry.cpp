@@ -340,6 +340,7 @@ const PatternRegistry &PatternRegistry::get() {
     populateSelectionPatterns(r);
     populateSlicingPatterns(r);
     populateNormalizationPatterns(r);
+    populateConvolutionPatterns(r);
     return r;
   }();
   return registry;
