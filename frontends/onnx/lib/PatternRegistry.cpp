@@ -341,6 +341,7 @@ const PatternRegistry &PatternRegistry::get() {
     populateSlicingPatterns(r);
     populateNormalizationPatterns(r);
     populateConvolutionPatterns(r);
+    populateFlattenPatterns(r);
     return r;
   }();
   return registry;
