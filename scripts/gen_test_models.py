@@ -199,9 +199,10 @@ def bad_models():
     with open(os.path.join(OUT, "truncated.onnx"), "wb") as f:
         f.write(data[: len(data) // 2])
 
-    # Two unsupported nodes: Conv (no pattern) and an op of another domain.
+    # Two unsupported nodes: DeformConv (no pattern) and an op of another
+    # domain.
     save("unsupported.onnx", [
-        node("Conv", ["x", "w"], ["c"], "/conv/Conv"),
+        node("DeformConv", ["x", "w"], ["c"], "/conv/DeformConv"),
         helper.make_node("FancyNorm", ["c"], ["n"], name="/norm/FancyNorm",
                          domain="com.example"),
         node("Relu", ["n"], ["y"], "/Relu"),
@@ -325,9 +326,52 @@ def transformer_models():
     ], [tensor("x", F32, [2, 3])], [tensor("y", TensorProto.BOOL, [2, 3])])
 
 
+def cnn_models():
+    # Conv with bias and explicit pads, Conv with auto_pad and groups, 1-D
+    # Conv, the pools with their window attributes.
+    save("conv_pool.onnx", [
+        node("Conv", ["x", "c1.w", "c1.b"], ["h1"], "/c1/Conv",
+             kernel_shape=[3, 3], pads=[1, 0, 2, 1], strides=[2, 1]),
+        node("Conv", ["x", "c2.w"], ["h2"], "/c2/Conv", group=2,
+             auto_pad="SAME_UPPER", strides=[2, 2], dilations=[1, 2]),
+        node("MaxPool", ["h1"], ["p1"], "/p1/MaxPool", kernel_shape=[2, 2],
+             strides=[2, 2], ceil_mode=1),
+        node("AveragePool", ["h2"], ["p2"], "/p2/AveragePool",
+             kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=1),
+        node("GlobalAveragePool", ["p1"], ["g1"], "/g1/GlobalAveragePool"),
+        node("GlobalMaxPool", ["p2"], ["g2"], "/g2/GlobalMaxPool"),
+        node("Conv", ["s", "c3.w"], ["h3"], "/c3/Conv", pads=[2, 2]),
+    ], [tensor("x", F32, [2, 4, 9, 8]), tensor("s", F32, [2, 3, 10])],
+        [tensor("g1", F32, None), tensor("g2", F32, None),
+         tensor("h3", F32, None)],
+        [weights("c1.w", 6, 4, 3, 3), weights("c1.b", 6),
+         weights("c2.w", 4, 2, 3, 3), weights("c3.w", 5, 3, 5)], opset=17)
+
+    # One model per unsupported or inconsistent window attribute.
+    def conv_error(name, weight_shape, out, **attrs):
+        save(name, [node("Conv", ["x", "w"], ["y"], "/bad/Conv", **attrs)],
+             [tensor("x", F32, [1, 4, 6, 6])], [tensor("y", F32, None)],
+             [weights("w", *weight_shape)], opset=17)
+
+    conv_error("conv_auto_pad_bad.onnx", [2, 4, 3, 3], 2,
+               auto_pad="SAME_MIDDLE")
+    conv_error("conv_pads_and_auto_pad.onnx", [2, 4, 3, 3], 2,
+               auto_pad="VALID", pads=[1, 1, 1, 1])
+    conv_error("conv_kernel_mismatch.onnx", [2, 4, 3, 3], 2,
+               kernel_shape=[2, 2])
+    conv_error("conv_group_bad.onnx", [3, 2, 3, 3], 3, group=3)
+    conv_error("conv_too_small.onnx", [2, 4, 3, 3], 2, dilations=[4, 1])
+    save("maxpool_indices.onnx", [
+        node("MaxPool", ["x"], ["y", "idx"], "/bad/MaxPool",
+             kernel_shape=[2, 2], storage_order=1),
+    ], [tensor("x", F32, [1, 4, 6, 6])],
+        [tensor("y", F32, None), tensor("idx", I64, None)], opset=17)
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     valid_models()
     bad_models()
     transformer_models()
+    cnn_models()
     print("wrote models to", OUT)

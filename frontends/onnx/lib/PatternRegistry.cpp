@@ -340,6 +340,8 @@ const PatternRegistry &PatternRegistry::get() {
     populateSelectionPatterns(r);
     populateSlicingPatterns(r);
     populateNormalizationPatterns(r);
+    populateConvolutionPatterns(r);
+    populateFlattenPatterns(r);
     return r;
   }();
   return registry;
