@@ -79,45 +79,183 @@ def compare(name, actual, expected, rtol, atol):
         expected[first].item())
 
 
+def compile_and_run(pipecc, model_path, inputs, outputs, scratch, timeout):
+    """Compiles `model_path` with --inference, runs it on `inputs` (name ->
+    array) and returns (error message or None, output name -> array)."""
+    out = os.path.join(scratch, "out")
+    data_dir = os.path.join(scratch, "inputs")
+    results = os.path.join(scratch, "results")
+    os.makedirs(data_dir)
+    for name, array in inputs.items():
+        np.save(os.path.join(data_dir, data_file_name(name)), array)
+    try:
+        compiled = subprocess.run(
+            [pipecc, model_path, "--inference", "-O1", "-o", out],
+            capture_output=True, text=True, timeout=timeout)
+        if compiled.returncode != 0:
+            # The message names the model by its path; the case says which.
+            return "compile: " + first_error(compiled.stderr).replace(
+                "'%s': " % model_path, ""), {}
+        ran = subprocess.run(
+            [os.path.join(out, "launch"), "--data", data_dir, "--outputs",
+             results, "--quiet"], capture_output=True, text=True,
+            timeout=timeout)
+        if ran.returncode != 0:
+            return "run: " + first_error(ran.stderr + ran.stdout), {}
+    except subprocess.TimeoutExpired:
+        return "timed out after %d s" % timeout, {}
+    arrays = {}
+    for name in outputs:
+        path = os.path.join(results, data_file_name(name))
+        if os.path.exists(path):
+            arrays[name] = np.load(path)
+    return None, arrays
+
+
+def check_outputs(case, data, arrays, rename=lambda name: name):
+    """(passed, message) of one case's outputs."""
+    for name in case["outputs"]:
+        if rename(name) not in arrays:
+            return False, "output '%s' was not written" % name
+        problem = compare(name, arrays[rename(name)], data["output/" + name],
+                          case["rtol"], case["atol"])
+        if problem:
+            return False, "mismatch: " + problem
+    return True, ""
+
+
 def run_case(pipecc, case, data_dir, work, timeout):
     """(passed, message) for one case."""
     folder = os.path.join(data_dir, case["case"])
     scratch = os.path.join(work, case["case"])
-    out = os.path.join(scratch, "out")
-    inputs = os.path.join(scratch, "inputs")
-    results = os.path.join(scratch, "results")
-    os.makedirs(inputs)
     data = np.load(os.path.join(folder, "data.npz"))
-    for name in case["inputs"]:
-        np.save(os.path.join(inputs, data_file_name(name)),
-                data["input/" + name])
-    try:
-        compiled = subprocess.run(
-            [pipecc, os.path.join(folder, "model.onnx"), "--inference",
-             "-O1", "-o", out], capture_output=True, text=True,
-            timeout=timeout)
-        if compiled.returncode != 0:
-            # The message names the model by its path; the case says which.
-            return False, "compile: " + first_error(compiled.stderr).replace(
-                "'%s': " % os.path.join(folder, "model.onnx"), "")
-        ran = subprocess.run(
-            [os.path.join(out, "launch"), "--data", inputs, "--outputs",
-             results, "--quiet"], capture_output=True, text=True,
-            timeout=timeout)
-        if ran.returncode != 0:
-            return False, "run: " + first_error(ran.stderr + ran.stdout)
-    except subprocess.TimeoutExpired:
-        return False, "timed out after %d s" % timeout
-    for name in case["outputs"]:
-        path = os.path.join(results, data_file_name(name))
-        if not os.path.exists(path):
-            return False, "output '%s' was not written" % name
-        problem = compare(name, np.load(path), data["output/" + name],
-                          case["rtol"], case["atol"])
-        if problem:
-            return False, "mismatch: " + problem
+    error, arrays = compile_and_run(
+        pipecc, os.path.join(folder, "model.onnx"),
+        {name: data["input/" + name] for name in case["inputs"]},
+        case["outputs"], scratch, timeout)
+    if error:
+        return False, error
+    result = check_outputs(case, data, arrays)
+    if result[0]:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return result
+
+
+def batch_key(model):
+    """Cases can share one model when their opsets agree."""
+    return tuple(sorted((o.domain, o.version) for o in model.opset_import))
+
+
+def batchable(model):
+    """No sub-graphs and no local functions: renaming stays simple."""
+    return not model.functions and not any(
+        attr.type in (attr.GRAPH, attr.GRAPHS)
+        for node in model.graph.node for attr in node.attribute)
+
+
+def run_batch(pipecc, cases, models, data_dir, work, timeout):
+    """Compiles several cases as one model (each case's names prefixed
+    "c<k>_"; the graphs stay independent) and runs it once: the fixed cost
+    of a compile and a run (the link, MPI start-up) is paid once. A batch
+    that does not compile or run yields None: run its cases one by one."""
+    import onnx
+    merged = onnx.ModelProto()
+    merged.CopyFrom(models[0])
+    merged.graph.ClearField("node")
+    merged.graph.ClearField("input")
+    merged.graph.ClearField("output")
+    merged.graph.ClearField("initializer")
+    merged.graph.ClearField("value_info")
+    merged.graph.name = "batch"
+    inputs = {}
+    datasets = []
+    for k, (case, model) in enumerate(zip(cases, models)):
+        prefix = "c%d_" % k
+        fix = lambda name: prefix + name if name else name
+        merged.ir_version = max(merged.ir_version, model.ir_version)
+        graph = model.graph
+        for node in graph.node:
+            copy = merged.graph.node.add()
+            copy.CopyFrom(node)
+            copy.name = prefix + (node.name or "node")
+            copy.input[:] = [fix(n) for n in node.input]
+            copy.output[:] = [fix(n) for n in node.output]
+        for field in ("input", "output", "value_info"):
+            for value in getattr(graph, field):
+                copy = getattr(merged.graph, field).add()
+                copy.CopyFrom(value)
+                copy.name = fix(value.name)
+        for tensor in graph.initializer:
+            copy = merged.graph.initializer.add()
+            copy.CopyFrom(tensor)
+            copy.name = fix(tensor.name)
+        data = np.load(os.path.join(data_dir, case["case"], "data.npz"))
+        datasets.append(data)
+        for name in case["inputs"]:
+            inputs[fix(name)] = data["input/" + name]
+    scratch = os.path.join(work, "batch-" + cases[0]["case"])
+    os.makedirs(scratch)
+    model_path = os.path.join(scratch, "model.onnx")
+    onnx.save(merged, model_path)
+    error, arrays = compile_and_run(
+        pipecc, model_path, inputs, [v.name for v in merged.graph.output],
+        scratch, timeout)
+    if error:
+        return None
     shutil.rmtree(scratch, ignore_errors=True)
-    return True, ""
+    return [check_outputs(case, data, arrays,
+                          lambda name, k=k: "c%d_%s" % (k, name))
+            for k, (case, data) in enumerate(zip(cases, datasets))]
+
+
+def run_all(pipecc, cases, listed, data_dir, work, timeout, jobs,
+            batch_size):
+    """case name -> (passed, message). Cases not expected to fail run in
+    batches; a batch that fails as a whole, a case failing in its batch
+    and the expected failures run alone, so every failure is the case's
+    own."""
+    outcome = {}
+    alone = []
+    groups = collections.OrderedDict()
+    models = {}
+    if batch_size > 1:
+        import onnx
+        for case in cases:
+            model = onnx.load(os.path.join(data_dir, case["case"],
+                                           "model.onnx"))
+            if case["case"] in listed or not batchable(model):
+                alone.append(case)
+                continue
+            models[case["case"]] = model
+            groups.setdefault(batch_key(model), []).append(case)
+    else:
+        alone = list(cases)
+    batches = []
+    for group in groups.values():
+        for i in range(0, len(group), batch_size):
+            batches.append(group[i:i + batch_size])
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        futures = {pool.submit(run_batch, pipecc, batch,
+                               [models[c["case"]] for c in batch], data_dir,
+                               work, timeout): batch for batch in batches}
+        for future in concurrent.futures.as_completed(futures):
+            batch = futures[future]
+            results = future.result()
+            if results is None:
+                alone.extend(batch)
+                continue
+            for case, result in zip(batch, results):
+                if result[0]:
+                    outcome[case["case"]] = result
+                else:
+                    alone.append(case)
+        print("%d cases in %d batches, %d alone" % (
+            len(cases) - len(alone), len(batches), len(alone)))
+        futures = {pool.submit(run_case, pipecc, case, data_dir, work,
+                               timeout): case for case in alone}
+        for future in concurrent.futures.as_completed(futures):
+            outcome[futures[future]["case"]] = future.result()
+    return outcome
 
 
 # Known causes behind pipecc's messages, for the expected-failure list.
@@ -181,7 +319,9 @@ def write_table(path, onnx_version, cases, outcome, excluded_count,
         "imports and whose tensors are small to "
         "`test/E2E/Inputs/onnx-node-tests/` (%d cases; the %d others are "
         "listed with the reason in `excluded.txt` there: op or dtype "
-        "unsupported, empty or large tensors, sequences). "
+        "unsupported, empty or large tensors, sequences; integer inputs "
+        "that fix a shape, such as Reshape's shape or Slice's bounds, are "
+        "made initializers). "
         "`test/E2E/onnx_node_tests.py` compiles each with `pipecc "
         "--inference` for one CPU rank, runs it and compares every output "
         "(rtol 1e-3, atol 1e-7, NaN equal to NaN; integers and booleans "
@@ -218,6 +358,8 @@ def main():
     parser.add_argument("--cases", nargs="*", help="run only these cases")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=int, default=120)
+    parser.add_argument("--batch", type=int, default=24,
+                        help="cases compiled together (1: one by one)")
     parser.add_argument("--table", help="write the per-op table here")
     parser.add_argument("--write-xfail", action="store_true",
                         help="list this run's failures as the expected ones")
@@ -233,14 +375,9 @@ def main():
     if args.per_op:
         cases = subset(cases, args.per_op, listed)
 
-    outcome = {}
     with tempfile.TemporaryDirectory(prefix="onnx-node-tests-") as work:
-        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            futures = {pool.submit(run_case, args.pipecc, case, args.data,
-                                   work, args.timeout): case
-                       for case in cases}
-            for future in concurrent.futures.as_completed(futures):
-                outcome[futures[future]["case"]] = future.result()
+        outcome = run_all(args.pipecc, cases, listed, args.data, work,
+                          args.timeout, args.jobs, args.batch)
 
     unexpected = 0
     per_op = collections.defaultdict(collections.Counter)
