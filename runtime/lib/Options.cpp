@@ -94,7 +94,8 @@ std::string usageText(const char *programName) {
          "  --lr X             SGD learning rate\n"
          "  --dump-grads FILE  write loss and gradients of step 1 "
          "(safetensors)\n"
-         "  --save FILE        write the trained parameters (safetensors)\n"
+         "  --save FILE        write the trained parameters (safetensors);\n"
+         "                     {rank} in FILE: each rank writes its own\n"
          "  --timers           print per-rank timer totals at exit\n"
          "  --quiet            no per-step lines\n";
 }

@@ -43,6 +43,9 @@ struct RankSettings {
   double learningRate = 0.1;
   /// LLVM optimisation level (0 to 3) the rank executables are built with.
   unsigned optLevel = 3;
+  /// The loss is a mean over counted labels: every rank scales its gradients
+  /// by 1 / the step's label count instead of 1 / microbatches.
+  bool countedMeanLoss = false;
 };
 
 /// Appends to `rankModule` (whose stage functions of the rank's stage are

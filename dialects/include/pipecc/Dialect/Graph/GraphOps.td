@@ -483,4 +483,6 @@ def Graph_GatherGradOp : Graph_Op<"gather_grad", [Pure, CostOverride]> {
   let hasVerifier = 1;
 }
 
+include "pipecc/Dialect/Graph/GraphTokenLossOps.td"
+
 #endif // PIPECC_DIALECT_GRAPH_GRAPHOPS_TD
