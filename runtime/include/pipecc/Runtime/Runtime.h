@@ -276,7 +276,9 @@ void pipecc_rt_barrier(pipecc_rt_context *ctx);
 
 /* Records the loss of micro-batch `microbatch`. Call it on the rank(s)
  * computing the loss, once per micro-batch. The step's loss printed by rank
- * 0 is the mean of all values reported in the step, over all ranks. A loss
+ * 0 is the mean of all values reported in the step, over all ranks (under
+ * PIPECC_RT_PROGRAM_COUNTED_MEAN_LOSS: their sum over the reported label
+ * counts). A loss
  * that is inf or nan ends the job ("step <s>, micro-batch <m>: the loss is
  * nan; ..."), before any weights are updated or saved. */
 void pipecc_rt_report_loss(pipecc_rt_context *ctx, int64_t microbatch,
