@@ -8,9 +8,9 @@ micro-batches:
   * the printed loss of every step within rtol 1e-5 of the reference;
   * the step-1 gradients within rtol 1e-4, atol 1e-6 of the reference, and
     within rtol 1e-5, atol 1e-7 of the one-stage run;
-  * with --tied NAME: on more than one stage, NAME is held by several ranks
-    (rank<k>.safetensors), and after the steps every rank's copy (--save
-    with {rank}) is bit-identical.
+  * with --tied NAME[,NAME...]: on more than one stage, each NAME is held
+    by several ranks (rank<k>.safetensors), and after the steps every
+    rank's copy (--save with {rank}) is bit-identical.
 
 Prints one line per configuration and a summary; exits 1 on any failure.
 """
@@ -87,18 +87,17 @@ def check(args, reference, baselines, stages, microbatches, schedule, cuts):
             if not close(grads.get(key, np.zeros(0)), want, 1e-5, 1e-7):
                 problems.append("%s differs from P=1" % key)
     note = ""
-    if args.tied:
-        holders = [rank for rank in range(stages) if args.tied in
+    for tied in args.tied.split(",") if args.tied else []:
+        holders = [rank for rank in range(stages) if tied in
                    read_safetensors(os.path.join(
                        out, "rank%d.safetensors" % rank))]
-        copies = [read_safetensors(saved.replace("{rank}", str(rank)))
-                  [args.tied] for rank in holders]
+        copies = [read_safetensors(saved.replace("{rank}", str(rank)))[tied]
+                  for rank in holders]
         if stages > 1 and len(holders) < 2:
-            problems.append("%s is held by ranks %s only" % (args.tied,
-                                                            holders))
+            problems.append("%s is held by ranks %s only" % (tied, holders))
         if any(copy.tobytes() != copies[0].tobytes() for copy in copies):
-            problems.append("the copies of %s differ" % args.tied)
-        note = ", %s on ranks %s, copies identical" % (args.tied, holders)
+            problems.append("the copies of %s differ" % tied)
+        note += ", %s on ranks %s, copies identical" % (tied, holders)
     label = "P=%d M=%d %s%s" % (stages, microbatches, schedule,
                                 " cut after " + cuts if cuts else "")
     if problems:

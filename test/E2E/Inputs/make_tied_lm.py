@@ -8,9 +8,11 @@ reference of its training.
 
 The ignored labels fall unevenly: whole sequences, single tokens, none, so
 micro-batches count different numbers of labels (one counts none at 8
-micro-batches).
+micro-batches). With --share-layers the last layer reuses the first
+layer's weight as well (l0.weight read on three stages' worth of layers).
 
-Usage: make_tied_lm.py OUT_DIR   (writes model.onnx, data/, reference.npz)
+Usage: make_tied_lm.py OUT_DIR [--share-layers]
+(writes model.onnx, data/, reference.npz)
 reference.npz: losses [STEPS] of plain SGD (lr LR) on the one batch, and
 grad.<initializer> at the initial weights.
 """
@@ -25,21 +27,29 @@ BATCH, SEQ, VOCAB, WIDTH, LAYERS = 8, 8, 32, 16, 3
 STEPS, LR, IGNORE = 3, 0.1, -100
 
 
-def make_weights(rng):
+def weight_name(layer, share):
+    return "l0.weight" if share and layer == LAYERS - 1 else \
+        "l%d.weight" % layer
+
+
+def make_weights(rng, share):
     weights = {"wte": rng.normal(0, 0.5, (VOCAB, WIDTH))}
     for i in range(LAYERS):
-        weights["l%d.weight" % i] = rng.uniform(-0.5, 0.5, (WIDTH, WIDTH))
+        w = rng.uniform(-0.5, 0.5, (WIDTH, WIDTH))
+        if weight_name(i, share) == "l%d.weight" % i:
+            weights["l%d.weight" % i] = w
         weights["l%d.bias" % i] = rng.uniform(-0.1, 0.1, (WIDTH,))
     return {k: v.astype(np.float32) for k, v in weights.items()}
 
 
-def make_model(weights):
+def make_model(weights, share):
     nodes = [helper.make_node("Gather", ["wte", "idx"], ["emb"],
                               name="/embed/Gather", axis=0)]
     prev = "emb"
     for i in range(LAYERS):
         nodes += [
-            helper.make_node("MatMul", [prev, "l%d.weight" % i], ["mm%d" % i],
+            helper.make_node("MatMul", [prev, weight_name(i, share)],
+                             ["mm%d" % i],
                              name="/l%d/MatMul" % i),
             helper.make_node("Add", ["mm%d" % i, "l%d.bias" % i],
                              ["add%d" % i], name="/l%d/Add" % i),
@@ -80,14 +90,14 @@ def make_model(weights):
     return model
 
 
-def loss_and_grads(w, idx, labels):
+def loss_and_grads(w, idx, labels, share):
     """Forward and backward in float64, by hand."""
     w = {k: v.astype(np.float64) for k, v in w.items()}
     x = w["wte"][idx]
     inputs, pre = [], []
     for i in range(LAYERS):
         inputs.append(x)
-        z = x @ w["l%d.weight" % i] + w["l%d.bias" % i]
+        z = x @ w[weight_name(i, share)] + w["l%d.bias" % i]
         pre.append(z)
         x = np.maximum(z, 0)
     logits = (x @ w["wte"].T).reshape(-1, VOCAB)
@@ -106,19 +116,22 @@ def loss_and_grads(w, idx, labels):
     dx = dlogits @ w["wte"]
     for i in reversed(range(LAYERS)):
         dz = dx * (pre[i] > 0)
-        grads["l%d.weight" % i] = np.einsum("bti,btj->ij", inputs[i], dz)
+        name = weight_name(i, share)
+        grads[name] = grads.get(name, 0) + np.einsum("bti,btj->ij",
+                                                     inputs[i], dz)
         grads["l%d.bias" % i] = dz.sum((0, 1))
-        dx = dz @ w["l%d.weight" % i].T
+        dx = dz @ w[name].T
     np.add.at(grads["wte"], idx, dx)
     return loss, grads
 
 
 def main():
     out = sys.argv[1]
+    share = "--share-layers" in sys.argv[2:]
     os.makedirs(os.path.join(out, "data"), exist_ok=True)
     rng = np.random.default_rng(7)
-    weights = make_weights(rng)
-    onnx.save(make_model(weights), os.path.join(out, "model.onnx"))
+    weights = make_weights(rng, share)
+    onnx.save(make_model(weights, share), os.path.join(out, "model.onnx"))
 
     idx = rng.integers(0, VOCAB, (BATCH, SEQ)).astype(np.int64)
     labels = np.roll(idx, -1, axis=1)
@@ -132,7 +145,7 @@ def main():
     reference, losses = {}, []
     current = {k: v.astype(np.float64) for k, v in weights.items()}
     for step in range(STEPS):
-        loss, grads = loss_and_grads(current, idx, labels)
+        loss, grads = loss_and_grads(current, idx, labels, share)
         losses.append(loss)
         if step == 0:
             reference.update({"grad." + k: g for k, g in grads.items()})
