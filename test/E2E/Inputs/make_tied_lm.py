@@ -8,8 +8,9 @@ reference of its training.
 
 The ignored labels fall unevenly: whole sequences, single tokens, none, so
 micro-batches count different numbers of labels (one counts none at 8
-micro-batches). With --share-layers the last layer reuses the first
-layer's weight as well (l0.weight read on three stages' worth of layers).
+micro-batches). With --share-layers every hidden layer uses the first
+layer's weight (l0.weight, read by three layers, so by up to three
+stages).
 
 Usage: make_tied_lm.py OUT_DIR [--share-layers]
 (writes model.onnx, data/, reference.npz)
@@ -28,8 +29,7 @@ STEPS, LR, IGNORE = 3, 0.1, -100
 
 
 def weight_name(layer, share):
-    return "l0.weight" if share and layer == LAYERS - 1 else \
-        "l%d.weight" % layer
+    return "l%d.weight" % (0 if share else layer)
 
 
 def make_weights(rng, share):
