@@ -37,7 +37,10 @@ func.func @softmax(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
 // CHECK: %[[LSE:.*]] = arith.addf %[[M]], %[[LOG]]
 // CHECK: arith.subf %[[LSE]], %[[LOGIT]]
 // CHECK: linalg.yield
-// CHECK: linalg.generic {{.*}} ins(%[[TOTALS]]#0, %[[TOTALS]]#1 : tensor<f32>, tensor<f32>)
+// A mean over no counted label is 0: the count is at least 1.
+// CHECK: %[[DEN:.*]] = linalg.generic {{.*}} ins(%[[TOTALS]]#1 : tensor<f32>)
+// CHECK: arith.maximumf
+// CHECK: linalg.generic {{.*}} ins(%[[TOTALS]]#0, %[[DEN]] : tensor<f32>, tensor<f32>)
 // CHECK: arith.divf
 func.func @cross_entropy(%x: tensor<4x3xf32>, %l: tensor<4xi64>) -> tensor<f32> {
   %0 = graph.cross_entropy %x, %l {ignore_index = -100 : i64} : tensor<4x3xf32>, tensor<4xi64> -> tensor<f32>
@@ -58,7 +61,9 @@ func.func @cross_entropy_spatial(%x: tensor<2x3x5xf32>, %l: tensor<2x5xi32>) -> 
 // (softmax - onehot) * dloss / count, zero where the label is ignored.
 // CHECK-LABEL: func.func @cross_entropy_grad
 // CHECK: %[[COUNT:.*]] = linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%arg1 : tensor<4xi64>)
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1, %{{.*}}, %{{.*}}, %arg2, %[[COUNT]] : tensor<4x3xf32>, tensor<4xi64>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<f32>)
+// CHECK: %[[DEN:.*]] = linalg.generic {{.*}} ins(%[[COUNT]] : tensor<f32>)
+// CHECK: arith.maximumf
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1, %{{.*}}, %{{.*}}, %arg2, %[[DEN]] : tensor<4x3xf32>, tensor<4xi64>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<f32>)
 // CHECK: %[[CLS:.*]] = linalg.index 1 : index
 // CHECK: arith.index_cast %[[CLS]] : index to i64
 // CHECK: arith.cmpi eq
@@ -68,6 +73,18 @@ func.func @cross_entropy_spatial(%x: tensor<2x3x5xf32>, %l: tensor<2x5xi32>) -> 
 func.func @cross_entropy_grad(%x: tensor<4x3xf32>, %l: tensor<4xi64>, %dl: tensor<f32>) -> tensor<4x3xf32> {
   %0 = graph.cross_entropy_grad %x, %l, %dl {ignore_index = -100 : i64} : tensor<4x3xf32>, tensor<4xi64>, tensor<f32>
   return %0 : tensor<4x3xf32>
+}
+
+// The labels a counted-mean loss counts: those that are not ignore_index.
+// CHECK-LABEL: func.func @label_count
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%arg0 : tensor<2x3xi64>) outs(%{{.*}} : tensor<f32>)
+// CHECK: %[[IGNORE:.*]] = arith.constant -100 : i64
+// CHECK: %[[KEEP:.*]] = arith.cmpi ne, %{{.*}}, %[[IGNORE]] : i64
+// CHECK: arith.select %[[KEEP]]
+// CHECK: arith.addf
+func.func @label_count(%l: tensor<2x3xi64>) -> tensor<f32> {
+  %0 = graph.label_count %l {ignore_index = -100 : i64} : tensor<2x3xi64> -> tensor<f32>
+  return %0 : tensor<f32>
 }
 
 // CHECK-LABEL: func.func @mse

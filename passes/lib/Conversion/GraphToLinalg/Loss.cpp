@@ -4,7 +4,7 @@
 //   m = max_c x,  s = sum_c exp(x - m),  log softmax = x - m - log s.
 // Cross-entropy reads the label's logit with tensor.extract inside the
 // body of the reduction over label positions, which also counts the
-// positions that are not ignore_index.
+// positions that are not ignore_index; a mean over no counted position is 0.
 //
 //===----------------------------------------------------------------------===//
 #include "GraphToLinalg.h"
@@ -131,6 +131,40 @@ Value buildDivide(OpBuilder &b, Location loc, RankedTensorType type,
                       })[0];
 }
 
+/// The number of label positions that are not `ignoreIndex`, as a scalar
+/// of `elementType`.
+Value buildLabelCount(OpBuilder &b, Location loc, Value labels,
+                      std::optional<int64_t> ignoreIndex, Type elementType) {
+  auto labelsType = cast<RankedTensorType>(labels.getType());
+  auto scalarType = RankedTensorType::get({}, elementType);
+  Value zero = createFloat(b, loc, elementType, 0.0);
+  SmallVector<int64_t> allDims;
+  for (int64_t i = 0; i < labelsType.getRank(); ++i)
+    allDims.push_back(i);
+  return buildGeneric(
+      b, loc, labelsType.getShape(), allDims, labels,
+      createFilled(b, loc, scalarType, zero),
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value one = createFloat(nb, l, args[1].getType(), 1.0);
+        Value counted = isCounted(nb, l, args[0], ignoreIndex);
+        return SmallVector<Value>{nb.create<arith::AddFOp>(
+            l, args[1], selectFloat(nb, l, counted, one))};
+      })[0];
+}
+
+/// max(count, 1): a mean over no counted position is 0, not 0/0. A
+/// micro-batch whose labels are all ignored then adds nothing to the step.
+Value buildDenominator(OpBuilder &b, Location loc, Value count) {
+  auto type = cast<RankedTensorType>(count.getType());
+  return buildGeneric(b, loc, type.getShape(), {}, ValueRange{count},
+                      emptyLike(b, loc, type),
+                      [](OpBuilder &nb, Location l, ValueRange args) {
+                        Value one = createFloat(nb, l, args[0].getType(), 1.0);
+                        return SmallVector<Value>{
+                            nb.create<arith::MaximumFOp>(l, args[0], one)};
+                      })[0];
+}
+
 int64_t normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
@@ -211,7 +245,22 @@ struct CrossEntropyLowering : OpConversionPattern<graph::CrossEntropyOp> {
         });
     rewriter.replaceOp(op, buildDivide(rewriter, loc,
                                        cast<RankedTensorType>(op.getType()),
-                                       totals[0], totals[1]));
+                                       totals[0],
+                                       buildDenominator(rewriter, loc,
+                                                        totals[1])));
+    return success();
+  }
+};
+
+struct LabelCountLowering : OpConversionPattern<graph::LabelCountOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(graph::LabelCountOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, buildLabelCount(rewriter, op.getLoc(),
+                                           adaptor.getLabels(),
+                                           op.getIgnoreIndex(),
+                                           op.getType().getElementType()));
     return success();
   }
 };
@@ -225,25 +274,13 @@ struct CrossEntropyGradLowering
     Location loc = op.getLoc();
     Value logits = adaptor.getLogits(), labels = adaptor.getLabels();
     auto type = cast<RankedTensorType>(logits.getType());
-    auto labelsType = cast<RankedTensorType>(labels.getType());
     Type elementType = type.getElementType();
     std::optional<int64_t> ignoreIndex = op.getIgnoreIndex();
     auto [max, sum] = buildMaxAndSumExp(rewriter, loc, logits, /*axis=*/1);
 
-    auto scalarType = RankedTensorType::get({}, elementType);
-    Value zero = createFloat(rewriter, loc, elementType, 0.0);
-    SmallVector<int64_t> allDims;
-    for (int64_t i = 0; i < labelsType.getRank(); ++i)
-      allDims.push_back(i);
-    Value count = buildGeneric(
-        rewriter, loc, labelsType.getShape(), allDims, labels,
-        createFilled(rewriter, loc, scalarType, zero),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value one = createFloat(b, l, args[1].getType(), 1.0);
-          Value counted = isCounted(b, l, args[0], ignoreIndex);
-          return SmallVector<Value>{b.create<arith::AddFOp>(
-              l, args[1], selectFloat(b, l, counted, one))};
-        })[0];
+    Value count = buildDenominator(
+        rewriter, loc,
+        buildLabelCount(rewriter, loc, labels, ignoreIndex, elementType));
 
     // (softmax - onehot) * dloss / count, zero at ignored positions.
     Value result = buildRowwise(
@@ -309,7 +346,7 @@ struct MSELossLowering : OpConversionPattern<graph::MSELossOp> {
 
 void populateLossPatterns(RewritePatternSet &patterns) {
   patterns.add<SoftmaxLowering, CrossEntropyLowering, CrossEntropyGradLowering,
-               MSELossLowering>(patterns.getContext());
+               LabelCountLowering, MSELossLowering>(patterns.getContext());
 }
 
 } // namespace pipecc::conversion

@@ -484,5 +484,6 @@ def Graph_GatherGradOp : Graph_Op<"gather_grad", [Pure, CostOverride]> {
 }
 
 include "pipecc/Dialect/Graph/GraphConvolutionOps.td"
+include "pipecc/Dialect/Graph/GraphTokenLossOps.td"
 
 #endif // PIPECC_DIALECT_GRAPH_GRAPHOPS_TD
