@@ -70,6 +70,8 @@ void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addPass(createOutlineOpGroups({options.maxOpsPerFunction}));
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Before MathToLLVM: exp, erf and tanh inline, not a libm call each.
+  pm.addPass(createApproximateMath());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());
