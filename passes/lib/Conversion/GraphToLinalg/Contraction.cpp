@@ -2,10 +2,10 @@
 //
 // Matmuls become the named ops (linalg.matmul, matmul_transpose_a/_b and
 // the batch_ variants) so that pipecc-matmul-to-blas finds them after
-// bufferization. An operand that is a graph.transpose of its two inner
-// dims (a Linear's `Transpose(weight)`, attention's K^T) is read through
-// the transpose flag. Transposes and batch broadcasts are materialised only
-// where no named op expresses them:
+// bufferization (graph.matmul's canonicalization has already turned
+// transposes of an operand's two inner dims into its transpose flags).
+// Transposes and batch broadcasts are materialised only where no named op
+// expresses them:
 //   - both operands transposed: lhs is transposed with linalg.transpose;
 //   - a 2-D rhs under a batched lhs (x @ W): the lhs batch dims fold into
 //     M and one plain matmul does it;
@@ -100,20 +100,6 @@ Value toBatch(OpBuilder &b, Location loc, Value value,
   return reshapeTo(b, loc, value, withShape(type, {batch, rows, cols}));
 }
 
-/// The input of `value`'s defining graph.transpose when that swaps only the
-/// two innermost dims (a transposed weight, attention's K^T).
-Value innerTransposeSource(Value value) {
-  auto transpose = value.getDefiningOp<graph::TransposeOp>();
-  if (!transpose)
-    return {};
-  ArrayRef<int64_t> perm = transpose.getPerm();
-  int64_t rank = perm.size();
-  for (int64_t i = 0; i < rank; ++i)
-    if (perm[i] != (i < rank - 2 ? i : (i == rank - 2 ? rank - 1 : rank - 2)))
-      return {};
-  return transpose.getInput();
-}
-
 struct MatMulLowering : OpConversionPattern<graph::MatMulOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -123,16 +109,6 @@ struct MatMulLowering : OpConversionPattern<graph::MatMulOp> {
     Location loc = op.getLoc();
     Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
     bool transposeLhs = op.getTransposeLhs(), transposeRhs = op.getTransposeRhs();
-    // A transpose of an operand's inner dims is the matmul's flag instead
-    // of a copy (the transpose is left to die if nothing else reads it).
-    if (Value source = innerTransposeSource(op.getLhs())) {
-      lhs = rewriter.getRemappedValue(source);
-      transposeLhs = !transposeLhs;
-    }
-    if (Value source = innerTransposeSource(op.getRhs())) {
-      rhs = rewriter.getRemappedValue(source);
-      transposeRhs = !transposeRhs;
-    }
     auto lhsType = cast<RankedTensorType>(lhs.getType());
     auto rhsType = cast<RankedTensorType>(rhs.getType());
     auto resultType = cast<RankedTensorType>(op.getType());
