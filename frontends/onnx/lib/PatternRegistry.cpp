@@ -340,6 +340,8 @@ const PatternRegistry &PatternRegistry::get() {
     populateSelectionPatterns(r);
     populateSlicingPatterns(r);
     populateNormalizationPatterns(r);
+    populateActivationPatterns(r);
+    populateLogLikelihoodPatterns(r);
     return r;
   }();
   return registry;

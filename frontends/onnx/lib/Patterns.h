@@ -232,6 +232,8 @@ void populateMathPatterns(PatternRegistry &registry);
 void populateSelectionPatterns(PatternRegistry &registry);
 void populateSlicingPatterns(PatternRegistry &registry);
 void populateNormalizationPatterns(PatternRegistry &registry);
+void populateActivationPatterns(PatternRegistry &registry);
+void populateLogLikelihoodPatterns(PatternRegistry &registry);
 
 /// The legality gate: one line naming every node that has no pattern for the
 /// model's opset (or lies outside the default domain) followed by the

@@ -20,6 +20,8 @@ void populateContractionPatterns(mlir::RewritePatternSet &patterns);
 void populateReductionPatterns(mlir::RewritePatternSet &patterns);
 void populateLossPatterns(mlir::RewritePatternSet &patterns);
 void populateIndexingPatterns(mlir::RewritePatternSet &patterns);
+void populateNormalizationPatterns(mlir::RewritePatternSet &patterns);
+void populateLogLikelihoodPatterns(mlir::RewritePatternSet &patterns);
 
 /// The map reading a value of `type` inside an iteration space of rank
 /// `loopRank` whose trailing dimensions have `loopShape`, with numpy

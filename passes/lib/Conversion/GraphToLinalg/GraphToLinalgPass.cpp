@@ -28,6 +28,8 @@ struct LowerGraphToLinalgPass
     pipecc::conversion::populateReductionPatterns(patterns);
     pipecc::conversion::populateLossPatterns(patterns);
     pipecc::conversion::populateIndexingPatterns(patterns);
+    pipecc::conversion::populateNormalizationPatterns(patterns);
+    pipecc::conversion::populateLogLikelihoodPatterns(patterns);
 
     // Name every graph op that has no pattern at all, not only the first
     // one the conversion trips on.

@@ -483,4 +483,8 @@ def Graph_GatherGradOp : Graph_Op<"gather_grad", [Pure, CostOverride]> {
   let hasVerifier = 1;
 }
 
+include "pipecc/Dialect/Graph/GraphNormalizationOps.td"
+include "pipecc/Dialect/Graph/GraphActivationOps.td"
+include "pipecc/Dialect/Graph/GraphNLLLossOps.td"
+
 #endif // PIPECC_DIALECT_GRAPH_GRAPHOPS_TD
