@@ -6,7 +6,8 @@
 //      row dimensions into tensors of the leading shape);
 //   2. a small parallel loop over the rows turns the sums into mean and
 //      1/std (one square root per row);
-//   3. a second pass over the elements normalises.
+//   3. a second pass over the elements normalises, centring as
+//      (x - k) - sum(d)/n so that no value rounds through a large mean.
 // The variance comes from the same single pass as the mean by summing
 // d = x - k and d^2 with k the row's first element (the shifted-data
 // algorithm): var = sum(d^2)/n - (sum(d)/n)^2 has no catastrophic
@@ -50,21 +51,18 @@ struct RowLayout {
     statsType = RankedTensorType::get(stats, type.getElementType());
     identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
     toStats = getDropDimsMap(rank, rowDims, ctx);
-    SmallVector<AffineExpr> rowExprs, firstExprs, statsFirstExprs;
+    SmallVector<AffineExpr> rowExprs, firstExprs;
     for (int64_t d = 0; d < rank; ++d) {
       if (d < axis) {
         firstExprs.push_back(getAffineDimExpr(d, ctx));
-        statsFirstExprs.push_back(getAffineDimExpr(d, ctx));
       } else {
         rowExprs.push_back(getAffineDimExpr(d, ctx));
         firstExprs.push_back(getAffineConstantExpr(0, ctx));
-        statsFirstExprs.push_back(getAffineConstantExpr(0, ctx));
       }
     }
     toRow = AffineMap::get(rank, 0, rowExprs, ctx);
     toFirst = AffineMap::get(rank, 0, firstExprs, ctx);
     statsIdentity = AffineMap::getMultiDimIdentityMap(axis, ctx);
-    statsToFirst = AffineMap::get(axis, 0, statsFirstExprs, ctx);
   }
 
   RankedTensorType type;
@@ -76,8 +74,8 @@ struct RowLayout {
   /// Over the elements: the element itself, its row's statistics, its
   /// position in the row (a scale or bias) and its row's first element.
   AffineMap identity, toStats, toRow, toFirst;
-  /// Over the rows: a statistic, and the row's first element of the input.
-  AffineMap statsIdentity, statsToFirst;
+  /// Over the rows: a statistic.
+  AffineMap statsIdentity;
 
   Type elementType() const { return type.getElementType(); }
 };
@@ -171,8 +169,8 @@ struct LayerNormLowering : OpConversionPattern<graph::LayerNormOp> {
               b.create<arith::AddFOp>(nl, args[3], dd)};
         });
     SmallVector<Value> stats = mapRows(
-        rewriter, loc, l, {sums[0], sums[1], x},
-        {l.statsIdentity, l.statsIdentity, l.statsToFirst}, 2,
+        rewriter, loc, l, {sums[0], sums[1]},
+        {l.statsIdentity, l.statsIdentity}, 2,
         [&](OpBuilder &b, Location nl, ValueRange args) {
           Value count = createFloat(b, nl, args[0].getType(), n);
           Value zero = createFloat(b, nl, args[0].getType(), 0.0);
@@ -181,12 +179,14 @@ struct LayerNormLowering : OpConversionPattern<graph::LayerNormOp> {
           Value var = b.create<arith::SubFOp>(
               nl, meanSquare, b.create<arith::MulFOp>(nl, md, md));
           var = b.create<arith::MaximumFOp>(nl, var, zero);
-          return SmallVector<Value>{b.create<arith::AddFOp>(nl, args[2], md),
-                                    rsqrtOf(b, nl, var, epsilon)};
+          return SmallVector<Value>{md, rsqrtOf(b, nl, var, epsilon)};
         });
 
-    SmallVector<Value> inputs = {x, stats[0], stats[1]};
-    SmallVector<AffineMap> maps = {l.identity, l.toStats, l.toStats};
+    // (x - first) - sum(d)/n: centring relative to the row's first element
+    // never rounds through the (possibly large) mean itself.
+    SmallVector<Value> inputs = {x, x, stats[0], stats[1]};
+    SmallVector<AffineMap> maps = {l.identity, l.toFirst, l.toStats,
+                                   l.toStats};
     Value scale = adaptor.getScale(), bias = adaptor.getBias();
     if (scale) {
       inputs.push_back(scale);
@@ -199,9 +199,10 @@ struct LayerNormLowering : OpConversionPattern<graph::LayerNormOp> {
     Value result = mapElements(
         rewriter, loc, l, inputs, maps,
         [&](OpBuilder &b, Location nl, ValueRange args) {
+          Value d = b.create<arith::SubFOp>(nl, args[0], args[1]);
           Value y = b.create<arith::MulFOp>(
-              nl, b.create<arith::SubFOp>(nl, args[0], args[1]), args[2]);
-          unsigned next = 3;
+              nl, b.create<arith::SubFOp>(nl, d, args[2]), args[3]);
+          unsigned next = 4;
           if (scale)
             y = b.create<arith::MulFOp>(nl, y, args[next++]);
           if (bias)
@@ -252,9 +253,8 @@ struct LayerNormGradLowering : OpConversionPattern<graph::LayerNormGradOp> {
                   nl, acc[3], b.create<arith::MulFOp>(nl, g, d))};
         });
     SmallVector<Value> stats = mapRows(
-        rewriter, loc, l, {sums[0], sums[1], sums[2], sums[3], x},
-        {l.statsIdentity, l.statsIdentity, l.statsIdentity, l.statsIdentity,
-         l.statsToFirst},
+        rewriter, loc, l, sums,
+        {l.statsIdentity, l.statsIdentity, l.statsIdentity, l.statsIdentity},
         4, [&](OpBuilder &b, Location nl, ValueRange args) {
           Value count = createFloat(b, nl, args[0].getType(), n);
           Value zero = createFloat(b, nl, args[0].getType(), 0.0);
@@ -270,14 +270,14 @@ struct LayerNormGradLowering : OpConversionPattern<graph::LayerNormGradOp> {
               nl, rstd,
               b.create<arith::SubFOp>(nl, meanGD,
                                       b.create<arith::MulFOp>(nl, md, meanG)));
-          return SmallVector<Value>{b.create<arith::AddFOp>(nl, args[4], md),
-                                    rstd, meanG, meanGXhat};
+          return SmallVector<Value>{md, rstd, meanG, meanGXhat};
         });
 
     SmallVector<Value> elementInputs = {x, dy, stats[0], stats[1], stats[2],
-                                        stats[3]};
+                                        stats[3], x};
     SmallVector<AffineMap> elementMaps = {l.identity, l.identity, l.toStats,
-                                          l.toStats,  l.toStats,  l.toStats};
+                                          l.toStats,  l.toStats,  l.toStats,
+                                          l.toFirst};
     if (scale) {
       elementInputs.push_back(scale);
       elementMaps.push_back(l.toRow);
@@ -286,11 +286,12 @@ struct LayerNormGradLowering : OpConversionPattern<graph::LayerNormGradOp> {
         rewriter, loc, l, elementInputs, elementMaps,
         [&](OpBuilder &b, Location nl, ValueRange args) {
           Value rstd = args[3];
-          Value g = scale ? b.create<arith::MulFOp>(nl, args[1], args[6])
+          Value g = scale ? b.create<arith::MulFOp>(nl, args[1], args[7])
                                 .getResult()
                           : args[1];
+          Value d = b.create<arith::SubFOp>(nl, args[0], args[6]);
           Value xhat = b.create<arith::MulFOp>(
-              nl, b.create<arith::SubFOp>(nl, args[0], args[2]), rstd);
+              nl, b.create<arith::SubFOp>(nl, d, args[2]), rstd);
           Value inner = b.create<arith::SubFOp>(
               nl, b.create<arith::SubFOp>(nl, g, args[4]),
               b.create<arith::MulFOp>(nl, xhat, args[5]));
