@@ -59,6 +59,14 @@ func.func @nll_loss_grad(%a0: tensor<4xi64>, %a1: tensor<f32>, %a2: tensor<4xf32
   return %0, %1, %2, %3 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<2x3x2xf32>
 }
 
+func.func @gather_nd(%a0: tensor<3x4x2xf32>, %a1: tensor<3x2xi64>, %a2: tensor<3x2x1xi64>, %a3: tensor<3x2xf32>, %a4: tensor<3x2x2xf32>) -> (tensor<3x2xf32>, tensor<3x2x2xf32>, tensor<3x4x2xf32>, tensor<3x4x2xf32>) {
+  %0 = graph.gather_nd %a0, %a1 batch_dims = 0 : tensor<3x4x2xf32>, tensor<3x2xi64> -> tensor<3x2xf32>
+  %1 = graph.gather_nd %a0, %a2 batch_dims = 1 : tensor<3x4x2xf32>, tensor<3x2x1xi64> -> tensor<3x2x2xf32>
+  %2 = graph.gather_nd_grad %a1, %a3 batch_dims = 0 : tensor<3x2xi64>, tensor<3x2xf32> -> tensor<3x4x2xf32>
+  %3 = graph.gather_nd_grad %a2, %a4 batch_dims = 1 : tensor<3x2x1xi64>, tensor<3x2x2xf32> -> tensor<3x4x2xf32>
+  return %0, %1, %2, %3 : tensor<3x2xf32>, tensor<3x2x2xf32>, tensor<3x4x2xf32>, tensor<3x4x2xf32>
+}
+
 func.func private @printMemrefF32(memref<*xf32>) attributes {llvm.emit_c_interface}
 
 func.func @main() {
@@ -163,6 +171,24 @@ func.func @main() {
   %nll_loss_grad_m3 = bufferization.to_memref %nll_loss_grad_out#3 : memref<2x3x2xf32>
   %nll_loss_grad_u3 = memref.cast %nll_loss_grad_m3 : memref<2x3x2xf32> to memref<*xf32>
   call @printMemrefF32(%nll_loss_grad_u3) : (memref<*xf32>) -> ()
+  %gather_nd_in0 = graph.constant dense<[[[0.05999999865889549, 0.07999999821186066], [1.590000033378601, 0.9700000286102295], [0.3199999928474426, -0.28999999165534973], [1.5099999904632568, -0.3499999940395355]], [[1.690000057220459, -1.7300000190734863], [-0.2800000011920929, 0.07999999821186066], [1.7999999523162842, -1.0], [1.2200000286102295, 0.7099999785423279]], [[0.8700000047683716, 0.5199999809265137], [1.8899999856948853, -0.6700000166893005], [-0.4099999964237213, -1.190000057220459], [-1.7999999523162842, -1.149999976158142]]]> : tensor<3x4x2xf32>
+  %gather_nd_in1 = graph.constant dense<[[0, 1], [2, -1], [0, 1]]> : tensor<3x2xi64>
+  %gather_nd_in2 = graph.constant dense<[[[1], [3]], [[0], [0]], [[-1], [2]]]> : tensor<3x2x1xi64>
+  %gather_nd_in3 = graph.constant dense<[[1.659999966621399, 1.3600000143051147], [-1.5499999523162842, 0.41999998688697815], [-0.07999999821186066, 0.3799999952316284]]> : tensor<3x2xf32>
+  %gather_nd_in4 = graph.constant dense<[[[0.6399999856948853, -0.7699999809265137], [1.850000023841858, -0.14000000059604645]], [[0.5099999904632568, 0.5400000214576721], [-1.2599999904632568, -1.75]], [[-0.3499999940395355, 1.059999942779541], [1.2599999904632568, 0.9200000166893005]]]> : tensor<3x2x2xf32>
+  %gather_nd_out:4 = call @gather_nd(%gather_nd_in0, %gather_nd_in1, %gather_nd_in2, %gather_nd_in3, %gather_nd_in4) : (tensor<3x4x2xf32>, tensor<3x2xi64>, tensor<3x2x1xi64>, tensor<3x2xf32>, tensor<3x2x2xf32>) -> (tensor<3x2xf32>, tensor<3x2x2xf32>, tensor<3x4x2xf32>, tensor<3x4x2xf32>)
+  %gather_nd_m0 = bufferization.to_memref %gather_nd_out#0 : memref<3x2xf32>
+  %gather_nd_u0 = memref.cast %gather_nd_m0 : memref<3x2xf32> to memref<*xf32>
+  call @printMemrefF32(%gather_nd_u0) : (memref<*xf32>) -> ()
+  %gather_nd_m1 = bufferization.to_memref %gather_nd_out#1 : memref<3x2x2xf32>
+  %gather_nd_u1 = memref.cast %gather_nd_m1 : memref<3x2x2xf32> to memref<*xf32>
+  call @printMemrefF32(%gather_nd_u1) : (memref<*xf32>) -> ()
+  %gather_nd_m2 = bufferization.to_memref %gather_nd_out#2 : memref<3x4x2xf32>
+  %gather_nd_u2 = memref.cast %gather_nd_m2 : memref<3x4x2xf32> to memref<*xf32>
+  call @printMemrefF32(%gather_nd_u2) : (memref<*xf32>) -> ()
+  %gather_nd_m3 = bufferization.to_memref %gather_nd_out#3 : memref<3x4x2xf32>
+  %gather_nd_u3 = memref.cast %gather_nd_m3 : memref<3x4x2xf32> to memref<*xf32>
+  call @printMemrefF32(%gather_nd_u3) : (memref<*xf32>) -> ()
   return
 }
 
@@ -273,3 +299,41 @@ func.func @main() {
 // CHECK-NEXT: {{[-+.e0-9]+}},{{ +}}{{[-+.e0-9]+}}
 // CHECK-NEXT: {{[-+.e0-9]+}},{{ +}}{{[-+.e0-9]+}}
 // CHECK-NEXT: -0.1666{{[0-9]*}},{{ +}}{{[-+.e0-9]+}}
+// gather_nd
+// CHECK: rank = 2 offset = 0 sizes = [3, 2] strides = [2, 1] data =
+// CHECK-NEXT: 1.5{{[0-9]*}},{{ +}}{{(0.969|0.97|0.970)[0-9]*}}
+// CHECK-NEXT: {{(-1.79|-1.8|-1.80)[0-9]*}},{{ +}}-1.1{{[0-9]*}}
+// CHECK-NEXT: 1.5{{[0-9]*}},{{ +}}{{(0.969|0.97|0.970)[0-9]*}}
+// CHECK: rank = 3 offset = 0 sizes = [3, 2, 2] strides = [4, 2, 1] data =
+// CHECK-NEXT: 1.5{{[0-9]*}},{{ +}}{{(0.969|0.97|0.970)[0-9]*}}
+// CHECK-NEXT: 1.5{{[0-9]*}},{{ +}}{{(-0.34|-0.35)[0-9]*}}
+// CHECK-NEXT: 1.6{{[0-9]*}},{{ +}}-1.7{{[0-9]*}}
+// CHECK-NEXT: 1.6{{[0-9]*}},{{ +}}-1.7{{[0-9]*}}
+// CHECK-NEXT: {{(-1.79|-1.8|-1.80)[0-9]*}},{{ +}}-1.1{{[0-9]*}}
+// CHECK-NEXT: {{(-0.40|-0.41)[0-9]*}},{{ +}}-1.1{{[0-9]*}}
+// CHECK: rank = 3 offset = 0 sizes = [3, 4, 2] strides = [8, 2, 1] data =
+// CHECK-NEXT: {{[-+.e0-9]+}},{{ +}}{{[-+.e0-9]+}}
+// CHECK-NEXT: 1.5{{[0-9]*}},{{ +}}1.7{{[0-9]*}}
+// CHECK-NEXT: {{[-+.e0-9]+}},{{ +}}{{[-+.e0-9]+}}
+// CHECK-NEXT: {{[-+.e0-9]+}},{{ +}}{{[-+.e0-9]+}}
+// CHECK-NEXT: {{[-+.e0-9]+}},{{ +}}{{[-+.e0-9]+}}
+// CHECK-NEXT: {{[-+.e0-9]+}},{{ +}}{{[-+.e0-9]+}}
+// CHECK-NEXT: {{[-+.e0-9]+}},{{ +}}{{[-+.e0-9]+}}
+// CHECK-NEXT: {{[-+.e0-9]+}},{{ +}}{{[-+.e0-9]+}}
+// CHECK-NEXT: {{[-+.e0-9]+}},{{ +}}{{[-+.e0-9]+}}
+// CHECK-NEXT: {{[-+.e0-9]+}},{{ +}}{{[-+.e0-9]+}}
+// CHECK-NEXT: {{[-+.e0-9]+}},{{ +}}{{[-+.e0-9]+}}
+// CHECK-NEXT: -1.5{{[0-9]*}},{{ +}}{{(0.419|0.42|0.420)[0-9]*}}
+// CHECK: rank = 3 offset = 0 sizes = [3, 4, 2] strides = [8, 2, 1] data =
+// CHECK-NEXT: {{[-+.e0-9]+}},{{ +}}{{[-+.e0-9]+}}
+// CHECK-NEXT: {{(0.639|0.64|0.640)[0-9]*}},{{ +}}{{(-0.76|-0.77)[0-9]*}}
+// CHECK-NEXT: {{[-+.e0-9]+}},{{ +}}{{[-+.e0-9]+}}
+// CHECK-NEXT: 1.8{{[0-9]*}},{{ +}}{{(-0.13|-0.14)[0-9]*}}
+// CHECK-NEXT: {{(-0.74|-0.75)[0-9]*}},{{ +}}-1.2{{[0-9]*}}
+// CHECK-NEXT: {{[-+.e0-9]+}},{{ +}}{{[-+.e0-9]+}}
+// CHECK-NEXT: {{[-+.e0-9]+}},{{ +}}{{[-+.e0-9]+}}
+// CHECK-NEXT: {{[-+.e0-9]+}},{{ +}}{{[-+.e0-9]+}}
+// CHECK-NEXT: {{[-+.e0-9]+}},{{ +}}{{[-+.e0-9]+}}
+// CHECK-NEXT: {{[-+.e0-9]+}},{{ +}}{{[-+.e0-9]+}}
+// CHECK-NEXT: 1.2{{[0-9]*}},{{ +}}{{(0.919|0.92|0.920)[0-9]*}}
+// CHECK-NEXT: {{(-0.34|-0.35)[0-9]*}},{{ +}}1.0{{[0-9]*}}

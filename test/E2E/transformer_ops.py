@@ -14,6 +14,8 @@ float64 central finite differences of it:
   nll_mean    LogSoftmax + NegativeLogLikelihoodLoss (ignore_index = -100)
               with reduction mean (becomes graph.cross_entropy), sum, and
               none followed by a ReduceSum; nll_spatial on [N, C, d] logits
+  gather_nd   GatherND of a computed tensor with batch_dims 0 (a repeated
+              and a negative index tuple) and 1: the scatter-add gradient
 
 Every model runs on 1 rank; rms18 and ln13 also on 2 ranks with ZB-H1
 (split backward: the norms' weight gradients run in the W step).
@@ -156,6 +158,38 @@ def rotary(rng):
     return nodes + tail, inputs, params, forward, 18
 
 
+def gather_nd(rng):
+    params = {"W": rng.standard_normal((4, 6)).astype(np.float32)}
+    # Tuples into [8, 5] (a repeated one accumulates its gradient twice, a
+    # negative one counts from the end), and per batch entry into [5].
+    tuples = np.array([[0, 1], [7, 4], [0, 1], [-1, 2]], np.int64)
+    rows = rng.integers(0, 5, (8, 3, 1))
+    rows[0, 1, 0] = rows[0, 0, 0]
+    c = rng.standard_normal((4, 6)).astype(np.float32)
+    nodes = [
+        helper.make_node("MatMul", ["x", "W"], ["h"], name="mm"),
+        const("tuples", tuples), const("rows", rows), const("c", c),
+        helper.make_node("GatherND", ["h", "tuples"], ["g0"], name="gnd0"),
+        helper.make_node("Mul", ["g0", "c"], ["g0c"], name="mul"),
+        helper.make_node("GatherND", ["h", "rows"], ["g1"], batch_dims=1,
+                         name="gnd1"),
+        helper.make_node("ReduceSum", ["g0c"], ["s0"], keepdims=0,
+                         name="sum0"),
+    ]
+    tail, r = linear_loss(rng, (8, 3, 6), "g1")
+    tail[-1] = helper.make_node("ReduceSum", ["weighted", "all_axes"],
+                                ["s1"], keepdims=0, name="loss_sum")
+    tail.append(helper.make_node("Add", ["s0", "s1"], ["loss"], name="add"))
+    inputs = {"x": rng.standard_normal((8, 5, 4)).astype(np.float32)}
+
+    def forward(p, x):
+        h = x["x"] @ p["W"]
+        g0 = h[tuples[:, 0], tuples[:, 1]]
+        g1 = np.take_along_axis(h, rows, axis=1)
+        return float((g0 * c).sum() + (g1 * r).sum())
+    return nodes + tail, inputs, params, forward, 13
+
+
 def log_softmax(z, axis):
     m = z.max(axis=axis, keepdims=True)
     return z - m - np.log(np.exp(z - m).sum(axis=axis, keepdims=True))
@@ -202,7 +236,8 @@ MODELS = [("ln17", ln17, [1]), ("ln13", ln13, [1, 2]),
           ("rms18", rms18, [1, 2]), ("rotary", rotary, [1]),
           ("nll_mean", nll("mean"), [1]), ("nll_sum", nll("sum"), [1]),
           ("nll_none", nll("none"), [1]),
-          ("nll_spatial", nll("mean", spatial=True), [1])]
+          ("nll_spatial", nll("mean", spatial=True), [1]),
+          ("gather_nd", gather_nd, [1])]
 
 
 def build(name, nodes, inputs, params, opset):

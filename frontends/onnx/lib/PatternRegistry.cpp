@@ -342,6 +342,7 @@ const PatternRegistry &PatternRegistry::get() {
     populateNormalizationPatterns(r);
     populateActivationPatterns(r);
     populateLogLikelihoodPatterns(r);
+    populateGatherNDPatterns(r);
     return r;
   }();
   return registry;

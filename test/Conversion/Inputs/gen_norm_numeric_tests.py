@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes test/Conversion/normalization-run.mlir: the fused norms, their
-input gradients, log-softmax, nll_loss and the new elementwise functions,
+input gradients, log-softmax, nll_loss, the new elementwise functions and
+gather_nd with its scatter-add gradient,
 lowered and run on constant inputs, checked against numpy (float64, printed
 as float32). Uses the writer of gen_numeric_tests.py. Run it from this
 folder after changing a case: python3 gen_norm_numeric_tests.py
@@ -194,11 +195,39 @@ return %0, %1, %2, %3 : {tb}, {tb}, {tb}, {tensor_type(x3)}""",
     ]
 
 
+def gathers():
+    data = rand(3, 4, 2)
+    tuples = np.array([[0, 1], [2, -1], [0, 1]], np.int64)
+    rows = np.array([[[1], [3]], [[0], [0]], [[-1], [2]]], np.int64)
+    dy0, dy1 = rand(3, 2), rand(3, 2, 2)
+    td = tensor_type(data)
+    wrapped = np.where(tuples < 0, tuples + np.array([3, 4]), tuples)
+    picked_rows = np.where(rows < 0, rows + 4, rows)
+    scatter0 = np.zeros(data.shape)
+    for t, g in zip(wrapped, dy0):
+        scatter0[t[0], t[1]] += g
+    scatter1 = np.zeros(data.shape)
+    for b in range(3):
+        for i in range(2):
+            scatter1[b, picked_rows[b, i, 0]] += dy1[b, i]
+    return [
+        Case("gather_nd", [data, tuples, rows, dy0, dy1], f"""
+%0 = graph.gather_nd %a0, %a1 batch_dims = 0 : {td}, tensor<3x2xi64> -> tensor<3x2xf32>
+%1 = graph.gather_nd %a0, %a2 batch_dims = 1 : {td}, tensor<3x2x1xi64> -> tensor<3x2x2xf32>
+%2 = graph.gather_nd_grad %a1, %a3 batch_dims = 0 : tensor<3x2xi64>, tensor<3x2xf32> -> {td}
+%3 = graph.gather_nd_grad %a2, %a4 batch_dims = 1 : tensor<3x2x1xi64>, tensor<3x2x2xf32> -> {td}
+return %0, %1, %2, %3 : tensor<3x2xf32>, tensor<3x2x2xf32>, {td}, {td}""",
+             [data[wrapped[:, 0], wrapped[:, 1]],
+              np.take_along_axis(data, picked_rows, axis=1),
+              scatter0, scatter1]),
+    ]
+
+
 if __name__ == "__main__":
     gen.write("normalization-run.mlir",
               "Fused norms, their gradients, log-softmax, nll_loss and "
               "sigmoid/sin/cos, lowered and run.",
-              norms() + activations())
+              norms() + activations() + gathers())
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                         "normalization-run.mlir")
     with open(path) as f:

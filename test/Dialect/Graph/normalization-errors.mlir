@@ -62,3 +62,29 @@ func.func @log_softmax_axis(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
   %y = graph.log_softmax %x axis = 2 : tensor<4x3xf32>
   return %y : tensor<4x3xf32>
 }
+
+// -----
+
+func.func @gather_nd_tuple(%x: tensor<4x5xf32>, %i: tensor<3x3xi64>) -> tensor<3xf32> {
+  // expected-error @+2 {{index tuples of 3 entries do not fit data of rank 2 with 0 batch dimensions}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = graph.gather_nd %x, %i batch_dims = 0 : tensor<4x5xf32>, tensor<3x3xi64> -> tensor<3xf32>
+  return %y : tensor<3xf32>
+}
+
+// -----
+
+func.func @gather_nd_batch(%x: tensor<4x5xf32>, %i: tensor<3x1xi64>) -> tensor<3xf32> {
+  // expected-error @+2 {{batch dimension 0 of data (4) and indices (3) differ}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = graph.gather_nd %x, %i batch_dims = 1 : tensor<4x5xf32>, tensor<3x1xi64> -> tensor<3xf32>
+  return %y : tensor<3xf32>
+}
+
+// -----
+
+func.func @gather_nd_grad_shape(%i: tensor<3x2xi64>, %d: tensor<3x5xf32>) -> tensor<4x5x6xf32> {
+  // expected-error @+1 {{'graph.gather_nd_grad' op result_grad 'tensor<3x5xf32>' is not the gather_nd of 'tensor<4x5x6xf32>' by 'tensor<3x2xi64>'}}
+  %y = graph.gather_nd_grad %i, %d batch_dims = 0 : tensor<3x2xi64>, tensor<3x5xf32> -> tensor<4x5x6xf32>
+  return %y : tensor<4x5x6xf32>
+}

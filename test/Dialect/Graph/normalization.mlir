@@ -1,4 +1,4 @@
-// The fused norms and the new elementwise and loss ops print and parse
+// The fused norms, the new elementwise and loss ops and gather_nd print and parse
 // back, and their verifiers name what is wrong.
 // RUN: pipecc-opt %s -split-input-file | pipecc-opt -split-input-file | FileCheck %s
 // RUN: pipecc-opt %s -split-input-file -test-graph-cost -o /dev/null | FileCheck %s --check-prefix=COST
@@ -49,5 +49,20 @@ func.func @activations(%x: tensor<4x3xf32>, %labels: tensor<4xi64>) {
   %4 = graph.nll_loss %3, %labels reduction = "mean" ignore_index = -100 : tensor<4x3xf32>, tensor<4xi64> -> tensor<f32>
   %5 = graph.nll_loss %3, %labels reduction = "none" : tensor<4x3xf32>, tensor<4xi64> -> tensor<4xf32>
   %6 = graph.nll_loss_grad %labels, %5 reduction = "none" : tensor<4xi64>, tensor<4xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gather_nd
+// CHECK: graph.gather_nd %arg0, %arg1 batch_dims = 0 : tensor<4x5x6xf32>, tensor<3x2xi64> -> tensor<3x6xf32>
+// CHECK: graph.gather_nd %arg2, %arg3 batch_dims = 1 : tensor<4x5xi1>, tensor<4x2x1xi64> -> tensor<4x2xi1>
+// CHECK: graph.gather_nd_grad %arg1, %{{.*}} batch_dims = 0 : tensor<3x2xi64>, tensor<3x6xf32> -> tensor<4x5x6xf32>
+// COST-LABEL: cost of @gather_nd
+// COST-NEXT: graph.gather_nd: flops=0 transcendentals=0 read=528 written=72
+func.func @gather_nd(%x: tensor<4x5x6xf32>, %i: tensor<3x2xi64>, %m: tensor<4x5xi1>, %j: tensor<4x2x1xi64>) {
+  %0 = graph.gather_nd %x, %i batch_dims = 0 : tensor<4x5x6xf32>, tensor<3x2xi64> -> tensor<3x6xf32>
+  %1 = graph.gather_nd %m, %j batch_dims = 1 : tensor<4x5xi1>, tensor<4x2x1xi64> -> tensor<4x2xi1>
+  %2 = graph.gather_nd_grad %i, %0 batch_dims = 0 : tensor<3x2xi64>, tensor<3x6xf32> -> tensor<4x5x6xf32>
   return
 }

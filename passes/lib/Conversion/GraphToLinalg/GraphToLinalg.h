@@ -22,6 +22,7 @@ void populateLossPatterns(mlir::RewritePatternSet &patterns);
 void populateIndexingPatterns(mlir::RewritePatternSet &patterns);
 void populateNormalizationPatterns(mlir::RewritePatternSet &patterns);
 void populateLogLikelihoodPatterns(mlir::RewritePatternSet &patterns);
+void populateGatherNDPatterns(mlir::RewritePatternSet &patterns);
 
 /// The map reading a value of `type` inside an iteration space of rank
 /// `loopRank` whose trailing dimensions have `loopShape`, with numpy

@@ -30,6 +30,7 @@ struct LowerGraphToLinalgPass
     pipecc::conversion::populateIndexingPatterns(patterns);
     pipecc::conversion::populateNormalizationPatterns(patterns);
     pipecc::conversion::populateLogLikelihoodPatterns(patterns);
+    pipecc::conversion::populateGatherNDPatterns(patterns);
 
     // Name every graph op that has no pattern at all, not only the first
     // one the conversion trips on.
