@@ -342,6 +342,9 @@ const PatternRegistry &PatternRegistry::get() {
     populateNormalizationPatterns(r);
     populateConvolutionPatterns(r);
     populateFlattenPatterns(r);
+    populateActivationPatterns(r);
+    populateLogLikelihoodPatterns(r);
+    populateGatherNDPatterns(r);
     return r;
   }();
   return registry;

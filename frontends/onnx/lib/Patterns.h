@@ -234,6 +234,9 @@ void populateSlicingPatterns(PatternRegistry &registry);
 void populateNormalizationPatterns(PatternRegistry &registry);
 void populateConvolutionPatterns(PatternRegistry &registry);
 void populateFlattenPatterns(PatternRegistry &registry);
+void populateActivationPatterns(PatternRegistry &registry);
+void populateLogLikelihoodPatterns(PatternRegistry &registry);
+void populateGatherNDPatterns(PatternRegistry &registry);
 
 /// The legality gate: one line naming every node that has no pattern for the
 /// model's opset (or lies outside the default domain) followed by the

@@ -97,6 +97,15 @@ Value reluGrad(OpBuilder &b, Location loc, ValueRange args) {
 
 Value copy(OpBuilder &, Location, ValueRange args) { return args[0]; }
 
+/// 1 / (1 + exp(-x)): exp(-x) overflows to inf for very negative x, which
+/// still gives the right limit 0.
+Value sigmoid(OpBuilder &b, Location loc, ValueRange args) {
+  Value one = createFloat(b, loc, args[0].getType(), 1.0);
+  Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, args[0]));
+  return b.create<arith::DivFOp>(loc, one,
+                                 b.create<arith::AddFOp>(loc, one, e));
+}
+
 Value select(OpBuilder &b, Location loc, ValueRange args) {
   return b.create<arith::SelectOp>(loc, args[0], args[1], args[2]);
 }
@@ -120,6 +129,9 @@ void populateElementwisePatterns(RewritePatternSet &patterns) {
   patterns.add<ElementwiseLowering<graph::SqrtOp>>(ctx, unary<math::SqrtOp>);
   patterns.add<ElementwiseLowering<graph::ErfOp>>(ctx, unary<math::ErfOp>);
   patterns.add<ElementwiseLowering<graph::WhereOp>>(ctx, select);
+  patterns.add<ElementwiseLowering<graph::SigmoidOp>>(ctx, sigmoid);
+  patterns.add<ElementwiseLowering<graph::SinOp>>(ctx, unary<math::SinOp>);
+  patterns.add<ElementwiseLowering<graph::CosOp>>(ctx, unary<math::CosOp>);
 }
 
 } // namespace pipecc::conversion

@@ -21,6 +21,9 @@ void populateReductionPatterns(mlir::RewritePatternSet &patterns);
 void populateLossPatterns(mlir::RewritePatternSet &patterns);
 void populateIndexingPatterns(mlir::RewritePatternSet &patterns);
 void populateConvolutionPatterns(mlir::RewritePatternSet &patterns);
+void populateNormalizationPatterns(mlir::RewritePatternSet &patterns);
+void populateLogLikelihoodPatterns(mlir::RewritePatternSet &patterns);
+void populateGatherNDPatterns(mlir::RewritePatternSet &patterns);
 
 /// The map reading a value of `type` inside an iteration space of rank
 /// `loopRank` whose trailing dimensions have `loopShape`, with numpy

@@ -489,5 +489,9 @@ def Graph_GatherGradOp : Graph_Op<"gather_grad", [Pure, CostOverride]> {
 
 include "pipecc/Dialect/Graph/GraphConvolutionOps.td"
 include "pipecc/Dialect/Graph/GraphTokenLossOps.td"
+include "pipecc/Dialect/Graph/GraphNormalizationOps.td"
+include "pipecc/Dialect/Graph/GraphActivationOps.td"
+include "pipecc/Dialect/Graph/GraphNLLLossOps.td"
+include "pipecc/Dialect/Graph/GraphGatherNDOps.td"
 
 #endif // PIPECC_DIALECT_GRAPH_GRAPHOPS_TD
