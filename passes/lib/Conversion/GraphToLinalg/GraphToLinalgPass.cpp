@@ -28,6 +28,7 @@ struct LowerGraphToLinalgPass
     pipecc::conversion::populateReductionPatterns(patterns);
     pipecc::conversion::populateLossPatterns(patterns);
     pipecc::conversion::populateIndexingPatterns(patterns);
+    pipecc::conversion::populateStaticShapePatterns(patterns);
 
     // Name every graph op that has no pattern at all, not only the first
     // one the conversion trips on.
