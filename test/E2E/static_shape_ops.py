@@ -39,14 +39,17 @@ def model(params):
         n("Concat", ["h1", "c"], ["cat"], name="concat", axis=1),
         n("Pad", ["h3", "pads", "half", "pad_axes"], ["pad"], name="pad"),
         n("Add", ["cat", "pad"], ["s"], name="add"),
-        # A computed mask (kept in the forward: the CPU runtime has no
-        # boolean buffers for the backward to read): s where s > 0.1, else
-        # s / 2, as s * (0.5 + 0.5 * (s > 0.1)).
+        # A computed mask: s where s > 0.1, else s / 2, once as a Where
+        # (whose gradient recomputes the comparison) and once as
+        # s * (0.5 + 0.5 * float(s > 0.1)).
         n("Greater", ["s", "tenth"], ["pos"], name="greater"),
+        n("Mul", ["s", "half"], ["s_half"], name="mul_half"),
+        n("Where", ["pos", "s", "s_half"], ["u"], name="where"),
         n("Cast", ["pos"], ["pos_f"], name="cast_mask", to=TensorProto.FLOAT),
         n("Mul", ["pos_f", "half"], ["pos_half"], name="mul_mask"),
         n("Add", ["pos_half", "half"], ["scale"], name="add_mask"),
-        n("Mul", ["s", "scale"], ["t"], name="scale"),
+        n("Mul", ["s", "scale"], ["t0"], name="scale"),
+        n("Add", ["t0", "u"], ["t"], name="add_t"),
         n("Flatten", ["t"], ["tf"], name="flatten", axis=1),
         n("Max", ["h2", "e"], ["m"], name="max"),
         n("Cast", ["m"], ["m64"], name="cast64", to=TensorProto.DOUBLE),
@@ -88,7 +91,7 @@ def forward(p, x):
     cat = np.concatenate([h1, p["c"]], 1)
     pad = np.pad(h3, [(0, 0), (1, 2)], constant_values=0.5)
     s = cat + pad
-    t = np.where(s > 0.1, s, s * 0.5)
+    t = 2 * np.where(s > 0.1, s, s * 0.5)
     m = np.maximum(h2, e)
     return float((t * t).sum() + (m * m).sum())
 
