@@ -277,6 +277,11 @@ def error_models():
         node("Constant", [], ["c"], "/Constant", value_string="hi"),
         node("Identity", ["x"], ["y"], "/Identity"),
     ], [tensor("x", F32, [2, 3])], [tensor("y", F32, [2, 3])], opset=13)
+    save("errors_huge_shape.onnx", [
+        const("shape", np.array([2**31, 2**31], np.int64)),
+        node("ConstantOfShape", ["shape"], ["y"], "/ConstantOfShape"),
+    ], [tensor("x", F32, [2, 3])], [tensor("y", F32, [2**31, 2**31])],
+        opset=13)
     save("errors_range_computed.onnx", [
         node("ReduceSum", ["x"], ["n"], "/ReduceSum", keepdims=0),
         const("zero", np.array(0.0, np.float32)),

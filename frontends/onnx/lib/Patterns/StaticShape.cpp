@@ -27,6 +27,21 @@ static LogicalResult push(FailureOr<Value> value,
   return success();
 }
 
+/// Fails with a diagnostic when a tensor of `shape` would have more than
+/// 2^40 elements (a hostile shape must not overflow element counts).
+static LogicalResult checkSize(NodeContext &ctx, ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape) {
+    if (dim < 0 || (dim != 0 && count > (int64_t(1) << 40) / dim))
+      return ctx.fail(llvm::formatv("the shape [{0}] is negative or too "
+                                    "large",
+                                    llvm::make_range(shape.begin(),
+                                                     shape.end())));
+    count *= dim;
+  }
+  return success();
+}
+
 /// The one integer a constant scalar (or one-element) input holds.
 static FailureOr<int64_t> getConstantScalar(NodeContext &ctx, unsigned i,
                                             StringRef what) {
@@ -71,9 +86,8 @@ static LogicalResult convertConstantOfShape(NodeContext &ctx,
       ctx.getConstantInts(ctx.getOperand(0), "input");
   if (failed(shape))
     return failure();
-  for (int64_t dim : *shape)
-    if (dim < 0)
-      return ctx.fail(llvm::formatv("shape entry {0} is negative", dim));
+  if (failed(checkSize(ctx, *shape)))
+    return failure();
   // The default value is a float 0.
   DenseElementsAttr value = DenseElementsAttr::get(
       RankedTensorType::get({1}, ctx.builder.getF32Type()), 0.0f);
@@ -125,6 +139,8 @@ static LogicalResult convertExpand(NodeContext &ctx,
                                   type,
                                   llvm::make_range(shape->begin(),
                                                    shape->end())));
+  if (failed(checkSize(ctx, resultShape)))
+    return failure();
   auto resultType = type.clone(resultShape);
   if (resultType == type) {
     results.push_back(ctx.getOperand(0));
