@@ -71,9 +71,13 @@ struct ConstantLowering : OpConversionPattern<graph::ConstantOp> {
   }
 };
 
-template <typename ArithOp>
-Value binary(OpBuilder &b, Location loc, ValueRange args) {
-  return b.create<ArithOp>(loc, args[0], args[1]);
+/// Float or integer arithmetic, by the element type (integers are shape
+/// and position arithmetic that did not fold).
+template <typename FloatOp, typename IntOp>
+Value arithmetic(OpBuilder &b, Location loc, ValueRange args) {
+  if (isa<FloatType>(args[0].getType()))
+    return b.create<FloatOp>(loc, args[0], args[1]);
+  return b.create<IntOp>(loc, args[0], args[1]);
 }
 template <typename MathOp>
 Value unary(OpBuilder &b, Location loc, ValueRange args) {
@@ -115,10 +119,10 @@ Value select(OpBuilder &b, Location loc, ValueRange args) {
 void populateElementwisePatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<ConstantLowering>(ctx);
-  patterns.add<ElementwiseLowering<graph::AddOp>>(ctx, binary<arith::AddFOp>);
-  patterns.add<ElementwiseLowering<graph::SubOp>>(ctx, binary<arith::SubFOp>);
-  patterns.add<ElementwiseLowering<graph::MulOp>>(ctx, binary<arith::MulFOp>);
-  patterns.add<ElementwiseLowering<graph::DivOp>>(ctx, binary<arith::DivFOp>);
+  patterns.add<ElementwiseLowering<graph::AddOp>>(ctx, arithmetic<arith::AddFOp, arith::AddIOp>);
+  patterns.add<ElementwiseLowering<graph::SubOp>>(ctx, arithmetic<arith::SubFOp, arith::SubIOp>);
+  patterns.add<ElementwiseLowering<graph::MulOp>>(ctx, arithmetic<arith::MulFOp, arith::MulIOp>);
+  patterns.add<ElementwiseLowering<graph::DivOp>>(ctx, arithmetic<arith::DivFOp, arith::DivSIOp>);
   patterns.add<ElementwiseLowering<graph::NegOp>>(ctx, unary<arith::NegFOp>);
   patterns.add<ElementwiseLowering<graph::TanhOp>>(ctx, unary<math::TanhOp>);
   patterns.add<ElementwiseLowering<graph::ExpOp>>(ctx, unary<math::ExpOp>);

@@ -33,6 +33,7 @@ struct LowerGraphToLinalgPass
     pipecc::conversion::populateNormalizationPatterns(patterns);
     pipecc::conversion::populateLogLikelihoodPatterns(patterns);
     pipecc::conversion::populateGatherNDPatterns(patterns);
+    pipecc::conversion::populateStaticShapePatterns(patterns);
 
     // Name every graph op that has no pattern at all, not only the first
     // one the conversion trips on.
