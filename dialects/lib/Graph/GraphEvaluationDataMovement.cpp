@@ -135,6 +135,38 @@ static FailureOr<Literal> evaluateGather(GatherOp op, const Literal &data,
   });
 }
 
+/// ONNX GatherND: each index tuple (the last dimension of `indices`)
+/// selects, within its batch (the first `batch_dims` dimensions), a slice of
+/// `data`.
+static FailureOr<Literal> evaluateGatherND(GatherNDOp op, const Literal &data,
+                                           const Literal &indices) {
+  int64_t batchDims = op.getBatchDims();
+  ArrayRef<int64_t> indexShape = indices.getShape();
+  ArrayRef<int64_t> dataShape = data.getShape();
+  int64_t outer = indexShape.size() - 1, depth = indexShape.back();
+  // Out-of-range indices are an error at run time; do not fold them.
+  for (int64_t i = 0, e = indices.isSplat() ? 1 : indices.getNumElements();
+       i < e; ++i) {
+    int64_t size = dataShape[batchDims + i % depth];
+    if (indices.getInt(i) < -size || indices.getInt(i) >= size)
+      return failure();
+  }
+  SmallVector<int64_t> tuple(indexShape.begin(), indexShape.end());
+  return gatherElements(op, data, [&](ArrayRef<int64_t> index,
+                                      SmallVectorImpl<int64_t> &from) {
+    from.append(index.begin(), index.begin() + batchDims);
+    for (int64_t j = 0; j < depth; ++j) {
+      llvm::copy(index.take_front(outer), tuple.begin());
+      tuple[outer] = j;
+      int64_t selected =
+          indices.getInt(indices.isSplat() ? 0 : flatten(tuple, indexShape));
+      int64_t size = dataShape[batchDims + j];
+      from.push_back(selected < 0 ? selected + size : selected);
+    }
+    from.append(index.begin() + outer, index.end());
+  });
+}
+
 FailureOr<Literal>
 pipecc::graph::detail::evaluateDataMovement(Operation *op,
                                             ArrayRef<Literal> operands) {
@@ -178,6 +210,9 @@ pipecc::graph::detail::evaluateDataMovement(Operation *op,
       .Case([&](ConcatOp concat) { return evaluateConcat(concat, operands); })
       .Case([&](GatherOp gather) {
         return evaluateGather(gather, operands[0], operands[1]);
+      })
+      .Case([&](GatherNDOp gather) {
+        return evaluateGatherND(gather, operands[0], operands[1]);
       })
       .Default([](Operation *) { return failure(); });
 }

@@ -202,6 +202,18 @@ pipecc::graph::detail::evaluateElementwise(Operation *op,
         return evaluateFloatUnary(op, operands,
                                   [](double x) { return std::erf(x); });
       })
+      .Case([&](SinOp) {
+        return evaluateFloatUnary(op, operands,
+                                  [](double x) { return std::sin(x); });
+      })
+      .Case([&](CosOp) {
+        return evaluateFloatUnary(op, operands,
+                                  [](double x) { return std::cos(x); });
+      })
+      .Case([&](SigmoidOp) {
+        return evaluateFloatUnary(
+            op, operands, [](double x) { return 1.0 / (1.0 + std::exp(-x)); });
+      })
       .Case([&](EqualOp) { return evaluateCompare(op, operands, Compare::Eq); })
       .Case([&](LessOp) { return evaluateCompare(op, operands, Compare::Lt); })
       .Case([&](LessEqualOp) {

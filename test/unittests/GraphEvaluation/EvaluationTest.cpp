@@ -193,6 +193,52 @@ TEST_F(EvaluationTest, TriluStridedSliceGatherPadConcat) {
       EXPECT_EQ(c[r * 8 + col], at(r, col % 4));
 }
 
+TEST_F(EvaluationTest, GatherNDWithBatchDimsAndNegativeIndices) {
+  // x[b, i, j] = random; idx[b, n] = a tuple (i) per batch: the result
+  // holds rows x[b, idx[b, n, 0], :]; a negative index counts from the end.
+  std::vector<int64_t> x = randomInts(24, -9, 9, 7);
+  auto values = fold(llvm::formatv(R"mlir(
+    func.func @main() -> (tensor<2x3x4xi64>, tensor<2xi64>) {{
+      %x = graph.constant {0} : tensor<6x4xi64>
+      %x3 = graph.reshape %x : tensor<6x4xi64> -> tensor<2x3x4xi64>
+      %idx = graph.constant dense<[[[2], [-3], [1]], [[0], [-1], [2]]]> : tensor<2x3x1xi64>
+      %g = graph.gather_nd %x3, %idx batch_dims = 1 : tensor<2x3x4xi64>, tensor<2x3x1xi64> -> tensor<2x3x4xi64>
+      %pairs = graph.constant dense<[[1, 2, 3], [0, -1, 0]]> : tensor<2x3xi64>
+      %e = graph.gather_nd %x3, %pairs batch_dims = 0 : tensor<2x3x4xi64>, tensor<2x3xi64> -> tensor<2xi64>
+      return %g, %e : tensor<2x3x4xi64>, tensor<2xi64>
+    })mlir", dense(x, 6)).str());
+  ASSERT_EQ(values.size(), 2u);
+  auto at = [&](int b, int i, int j) { return x[(b * 3 + i) * 4 + j]; };
+  int rows[2][3] = {{2, 0, 1}, {0, 2, 2}};
+  std::vector<int64_t> g = ints(values[0]);
+  for (int b = 0; b < 2; ++b)
+    for (int n = 0; n < 3; ++n)
+      for (int j = 0; j < 4; ++j)
+        EXPECT_EQ(g[(b * 3 + n) * 4 + j], at(b, rows[b][n], j));
+  EXPECT_EQ(ints(values[1]), (std::vector<int64_t>{at(1, 2, 3), at(0, 2, 0)}));
+}
+
+TEST_F(EvaluationTest, RotaryTablesFoldAsFloatOpsRoundTheirResults) {
+  // The rotary embedding's cos/sin tables and a sigmoid of constants fold;
+  // each element is the float32 rounding of the double-precision value.
+  auto values = fold(R"mlir(
+    func.func @main() -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+      %x = graph.constant dense<[0.0, 1.5, -7.25]> : tensor<3xf32>
+      %c = graph.cos %x : tensor<3xf32>
+      %s = graph.sin %x : tensor<3xf32>
+      %g = graph.sigmoid %x : tensor<3xf32>
+      return %c, %s, %g : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+    })mlir");
+  ASSERT_EQ(values.size(), 3u);
+  double x[3] = {0.0, 1.5, -7.25};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(values[0].getValues<float>()[i], static_cast<float>(std::cos(x[i])));
+    EXPECT_EQ(values[1].getValues<float>()[i], static_cast<float>(std::sin(x[i])));
+    EXPECT_EQ(values[2].getValues<float>()[i],
+              static_cast<float>(1.0 / (1.0 + std::exp(-x[i]))));
+  }
+}
+
 TEST_F(EvaluationTest, FloatResultsRoundToTheirElementType) {
   // f32: 0.1 + 0.2 rounds as float arithmetic does; f16 loses more.
   auto values = fold(R"mlir(
