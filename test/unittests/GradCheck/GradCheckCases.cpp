@@ -417,6 +417,112 @@ void addCompositeCases(std::vector<Case> &cases) {
                    {2, 2, 5}});
 }
 
+void addConvolutionCases(std::vector<Case> &cases) {
+  // x [N, C, d...], w [O, C / group, k...], the window attributes, the
+  // result's shape.
+  auto conv = [&](Shape x, Shape w, const char *window, Shape out) {
+    cases.push_back({"conv", {in("x", x), in("w", w)},
+                     std::string("%y = graph.conv %x, %w ") + window +
+                         " : {x}, {w} -> {y}",
+                     out});
+  };
+  conv({2, 3, 5, 5}, {4, 3, 3, 3},
+       "strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] group = 1",
+       {2, 4, 3, 3});
+  conv({1, 2, 5, 6}, {3, 2, 3, 3}, // padded and strided
+       "strides = [2, 2] pads = [1, 1, 1, 1] dilations = [1, 1] group = 1",
+       {1, 3, 3, 3});
+  conv({1, 2, 6, 6}, {2, 2, 2, 2}, // dilated
+       "strides = [1, 1] pads = [0, 0, 0, 0] dilations = [2, 2] group = 1",
+       {1, 2, 4, 4});
+  conv({1, 4, 4, 4}, {6, 2, 3, 3}, // two groups
+       "strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] group = 2",
+       {1, 6, 2, 2});
+  conv({1, 3, 4, 4}, {3, 1, 2, 2}, // depthwise
+       "strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] group = 3",
+       {1, 3, 3, 3});
+  conv({2, 3, 7}, {2, 3, 3}, // 1-D, asymmetric pads
+       "strides = [2] pads = [1, 0] dilations = [1] group = 1", {2, 2, 3});
+  // Strides that drop trailing input positions (which get zero gradient).
+  conv({1, 1, 6, 5}, {1, 1, 2, 3},
+       "strides = [3, 2] pads = [0, 1, 1, 0] dilations = [1, 1] group = 1",
+       {1, 1, 2, 2});
+  conv({1, 2, 3, 4, 4}, {2, 2, 2, 2, 2}, // 3-D
+       "strides = [1, 1, 1] pads = [0, 0, 0, 0, 0, 0] dilations = [1, 1, 1] "
+       "group = 1",
+       {1, 2, 2, 3, 3});
+  // Conv with its bias, as the importer builds ONNX Conv.
+  cases.push_back({"conv", {in("x", {1, 2, 4, 4}), in("w", {3, 2, 3, 3}),
+                            in("b", {3, 1, 1})}, R"(
+  %c = graph.conv %x, %w strides = [1, 1] pads = [1, 1, 1, 1] dilations = [1, 1] group = 1 : {x}, {w} -> {y}
+  %y = graph.add %c, %b : {y}, {b})",
+                   {1, 3, 4, 4}});
+
+  // Random inputs: a tie within a window (where max is not differentiable)
+  // has probability ~0.
+  auto pool = [&](const char *op, Shape x, const char *window, Shape out) {
+    cases.push_back({op, {in("x", x)},
+                     std::string("%y = graph.") + op + " %x " + window +
+                         " : {x} -> {y}",
+                     out});
+  };
+  pool("max_pool", {1, 2, 4, 4},
+       "kernel = [2, 2] strides = [2, 2] pads = [0, 0, 0, 0] dilations = [1, 1]",
+       {1, 2, 2, 2});
+  pool("max_pool", {1, 1, 4, 4}, // overlapping windows
+       "kernel = [3, 3] strides = [1, 1] pads = [1, 1, 1, 1] dilations = [1, 1]",
+       {1, 1, 4, 4});
+  pool("max_pool", {1, 1, 5, 5},
+       "kernel = [2, 2] strides = [2, 2] pads = [0, 0, 0, 0] dilations = [1, 1] "
+       "ceil_mode",
+       {1, 1, 3, 3});
+  pool("max_pool", {1, 1, 5, 5},
+       "kernel = [2, 2] strides = [1, 1] pads = [0, 0, 0, 0] dilations = [2, 2]",
+       {1, 1, 3, 3});
+  pool("max_pool", {2, 2, 7}, // 1-D
+       "kernel = [3] strides = [2] pads = [1, 1] dilations = [1]", {2, 2, 4});
+  // GlobalMaxPool as the importer builds it: one window over all of d.
+  pool("max_pool", {2, 3, 3, 4},
+       "kernel = [3, 4] strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1]",
+       {2, 3, 1, 1});
+
+  pool("avg_pool", {1, 2, 4, 4},
+       "kernel = [2, 2] strides = [2, 2] pads = [0, 0, 0, 0] dilations = [1, 1]",
+       {1, 2, 2, 2});
+  pool("avg_pool", {1, 1, 5, 5},
+       "kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] dilations = [1, 1] "
+       "count_include_pad",
+       {1, 1, 3, 3});
+  pool("avg_pool", {1, 1, 5, 5}, // padded positions not counted
+       "kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] dilations = [1, 1]",
+       {1, 1, 3, 3});
+  pool("avg_pool", {1, 1, 5, 5},
+       "kernel = [2, 2] strides = [2, 2] pads = [0, 0, 0, 0] dilations = [1, 1] "
+       "ceil_mode",
+       {1, 1, 3, 3});
+  pool("avg_pool", {1, 1, 6, 6}, // ceil_mode past the trailing pad
+       "kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] dilations = [1, 1] "
+       "ceil_mode count_include_pad",
+       {1, 1, 4, 4});
+  pool("avg_pool", {2, 3, 6}, // 1-D
+       "kernel = [2] strides = [1] pads = [0, 0] dilations = [1]", {2, 3, 5});
+  // GlobalAveragePool as the importer builds it.
+  cases.push_back({"global_average_pool (reduce_mean)", {in("x", {2, 3, 3, 4})},
+                   "%y = graph.reduce_mean %x axes = [2, 3] keep_dims : {x} "
+                   "-> {y}",
+                   {2, 3, 1, 1}});
+  // A small CNN: conv, tanh, max pool, global average pool, linear.
+  cases.push_back({"cnn (conv, tanh, pools, linear)",
+                   {in("x", {2, 1, 6, 6}), in("w", {2, 1, 3, 3}),
+                    in("fc", {3, 2})}, R"(
+  %c = graph.conv %x, %w strides = [1, 1] pads = [1, 1, 1, 1] dilations = [1, 1] group = 1 : {x}, {w} -> tensor<2x2x6x6xf64>
+  %r = graph.tanh %c : tensor<2x2x6x6xf64>
+  %p = graph.max_pool %r kernel = [2, 2] strides = [2, 2] pads = [0, 0, 0, 0] dilations = [1, 1] : tensor<2x2x6x6xf64> -> tensor<2x2x3x3xf64>
+  %g = graph.reduce_mean %p axes = [2, 3] : tensor<2x2x3x3xf64> -> tensor<2x2xf64>
+  %y = graph.matmul %g, %fc transpose_rhs : tensor<2x2xf64>, {fc} -> {y})",
+                   {2, 3}});
+}
+
 } // namespace
 
 const std::vector<Case> &allCases() {
@@ -430,6 +536,7 @@ const std::vector<Case> &allCases() {
     addSoftmaxAndLossCases(all);
     addSelectionCases(all);
     addCompositeCases(all);
+    addConvolutionCases(all);
     return all;
   }();
   return cases;
