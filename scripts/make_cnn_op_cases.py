@@ -352,6 +352,13 @@ def pool_case():
                     [1, 1], count_include_pad=1),
         global_branch(case, "g_avg", shape, "GlobalAveragePool"),
         global_branch(case, "g_max", shape, "GlobalMaxPool"),
+        # ceil_mode with the padding counted (positions past the trailing
+        # pads are not). A window that would start in the trailing padding
+        # is dropped as PyTorch and onnxruntime do; onnx's checker counts it
+        # and rejects such a model, so no branch shows it.
+        pool_branch(case, "a_ceil_include_pad", [1, 3, 8, 8], "AveragePool",
+                    [3, 3], [2, 2], [1, 1, 1, 1], ceil_mode=1,
+                    count_include_pad=1),
     ]
     case.write(totals)
 

@@ -321,6 +321,7 @@ int pipecc::runDriver(const DriverOptions &options,
           partition.strategy = options.partition;
           partition.device = options.device;
           partition.cutAfter = options.cutAfter;
+          partition.microbatches = options.microbatches;
           pm.addPass(createPartition(partition));
           pm.addPass(createSplitStages());
           return success();

@@ -287,7 +287,19 @@ void pipecc_rt_report_loss(pipecc_rt_context *ctx, int64_t microbatch,
            ": the loss is ", nonFiniteName(loss),
            "; training stopped, nothing saved");
     c.lossSum += loss;
-    c.lossCount += 1;
+    if (!(c.program->flags & PIPECC_RT_PROGRAM_COUNTED_MEAN_LOSS))
+      c.lossCount += 1;
+  });
+}
+
+void pipecc_rt_report_loss_count(pipecc_rt_context *ctx, int64_t microbatch,
+                                 float count) {
+  guardCall([&] {
+    pipecc_rt_context &c = checked(ctx);
+    if (!std::isfinite(count) || count < 0)
+      fail("step ", c.stepIndex + 1, ", micro-batch ", microbatch,
+           ": the loss counted ", count, " labels");
+    c.lossCount += count;
   });
 }
 

@@ -377,6 +377,12 @@ void checkParametersFinite(pipecc_rt_context &ctx) {
   fail("rank ", reporter, " reported a non-finite parameter");
 }
 
+/// `--save` with "{rank}" in the name: each rank writes its own parameters
+/// (the copies of a tied weight included) to its own file.
+bool savesPerRank(const Options &options) {
+  return options.savePath.find("{rank}") != std::string::npos;
+}
+
 void saveParameters(pipecc_rt_context &ctx) {
   SafetensorsWriter local;
   for (int64_t id = 0; id < ctx.program->num_buffers; ++id) {
@@ -385,9 +391,16 @@ void saveParameters(pipecc_rt_context &ctx) {
       local.add(desc.name, DType::F32, shapeOf(desc),
                 ctx.buffer(id).memory.get());
   }
-  gatherAndWrite(*ctx.transport, local, ctx.options.savePath,
-                 {{"producer", "pipecc"},
-                  {"steps", std::to_string(ctx.options.steps)}});
+  Metadata metadata{{"producer", "pipecc"},
+                    {"steps", std::to_string(ctx.options.steps)}};
+  if (savesPerRank(ctx.options)) {
+    for (const auto &item : metadata)
+      local.setMetadata(item.first, item.second);
+    local.writeFile(
+        substituteRank(ctx.options.savePath, ctx.transport->rank()));
+    return;
+  }
+  gatherAndWrite(*ctx.transport, local, ctx.options.savePath, metadata);
 }
 
 /// Rank 0 prints every rank's timers, rank by rank.
@@ -448,10 +461,21 @@ void runStep(pipecc_rt_context &ctx, int64_t samples) {
   // buffer.
   ctx.transport->waitAll();
 
-  double loss[2] = {ctx.lossSum, static_cast<double>(ctx.lossCount)};
-  ctx.transport->reduceSumF64(loss, 2, /*root=*/0);
-  float meanLoss = loss[1] > 0 ? static_cast<float>(loss[0] / loss[1])
-                               : std::numeric_limits<float>::quiet_NaN();
+  double loss[2] = {ctx.lossSum, ctx.lossCount};
+  bool countedMean = ctx.program->flags & PIPECC_RT_PROGRAM_COUNTED_MEAN_LOSS;
+  float meanLoss;
+  if (countedMean) {
+    // Each micro-batch contributed its sum: every rank divides its
+    // gradients by the step's label count (one rank reports the sums and
+    // counts, so the all-reduce adds zeros to them and is exact).
+    ctx.transport->allreduceSumF64(loss, 2);
+    ctx.gradientScale = loss[1] > 0 ? static_cast<float>(1.0 / loss[1]) : 0.0f;
+    meanLoss = loss[1] > 0 ? static_cast<float>(loss[0] / loss[1]) : 0.0f;
+  } else {
+    ctx.transport->reduceSumF64(loss, 2, /*root=*/0);
+    meanLoss = loss[1] > 0 ? static_cast<float>(loss[0] / loss[1])
+                           : std::numeric_limits<float>::quiet_NaN();
+  }
   if (ctx.stepIndex == 0 && !ctx.options.dumpGradsPath.empty())
     dumpGradients(ctx, meanLoss);
   if (!(ctx.program->flags & (PIPECC_RT_PROGRAM_OWNS_OPTIMIZER |
@@ -498,10 +522,12 @@ int runMain(int argc, char **argv, const pipecc_rt_rank_program *program) {
   checkOptionsFitProgram(ctx);
   allocateBuffers(ctx);
   loadWeights(ctx, transport.rank());
-  // Output files are written by rank 0 at the end; refuse bad paths now,
-  // not after training.
+  // Output files are written by rank 0 (or each rank, with "{rank}") at the
+  // end; refuse bad paths now, not after training.
+  if (savesPerRank(options))
+    checkOutputFile(substituteRank(options.savePath, transport.rank()));
   if (transport.rank() == 0) {
-    if (!options.savePath.empty())
+    if (!options.savePath.empty() && !savesPerRank(options))
       checkOutputFile(options.savePath);
     if (!options.dumpGradsPath.empty())
       checkOutputFile(options.dumpGradsPath);

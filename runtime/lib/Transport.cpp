@@ -282,21 +282,44 @@ void Transport::allreduceSumF32(float *data, int64_t count,
                                 const std::vector<int> &group) {
   if (count < 0)
     fail("allreduce: negative element count ", count);
-  MPI_Comm communicator = programComm_;
-  if (!group.empty() && static_cast<int>(group.size()) != size_) {
-    if (group.size() == 1) {
-      groupComm(group); // validates membership
-      return;
-    }
-    communicator = groupComm(group);
-  }
-  int64_t done = 0;
+  std::vector<int> members = group;
+  if (members.empty())
+    for (int rank = 0; rank < size_; ++rank)
+      members.push_back(rank);
+  // A communicator of its own (also for the whole world), so its messages
+  // cannot meet the generated code's tags.
+  MPI_Comm communicator = groupComm(members);
+  if (members.size() == 1)
+    return;
+  // MPI_Allreduce may add in a different order on each rank. Here the
+  // group's lowest rank adds the members' values in rank order and
+  // broadcasts the sum: every member ends with the same bits, so tied
+  // weights stay identical copies.
+  int position = 0, groupSize = 0;
+  MPI_Comm_rank(communicator, &position);
+  MPI_Comm_size(communicator, &groupSize);
+  constexpr int kReduceTag = 0;
   constexpr int64_t kMaxChunkElements = kMaxChunkBytes / sizeof(float);
-  while (done < count) {
+  std::string where = "allreduce of " + std::to_string(count) + " floats";
+  std::vector<float> incoming;
+  for (int64_t done = 0; done < count;) {
     int chunk = static_cast<int>(std::min(count - done, kMaxChunkElements));
-    checkMpi(MPI_Allreduce(MPI_IN_PLACE, data + done, chunk, MPI_FLOAT,
-                           MPI_SUM, communicator),
-             ("allreduce of " + std::to_string(count) + " floats").c_str());
+    float *part = data + done;
+    if (position == 0) {
+      incoming.resize(static_cast<size_t>(chunk));
+      for (int member = 1; member < groupSize; ++member) {
+        checkMpi(MPI_Recv(incoming.data(), chunk, MPI_FLOAT, member,
+                          kReduceTag, communicator, MPI_STATUS_IGNORE),
+                 where.c_str());
+        for (int i = 0; i < chunk; ++i)
+          part[i] += incoming[static_cast<size_t>(i)];
+      }
+    } else {
+      checkMpi(MPI_Send(part, chunk, MPI_FLOAT, 0, kReduceTag, communicator),
+               where.c_str());
+    }
+    checkMpi(MPI_Bcast(part, chunk, MPI_FLOAT, 0, communicator),
+             where.c_str());
     done += chunk;
   }
 }
@@ -308,6 +331,12 @@ void Transport::reduceSumF64(double *data, int64_t count, int root) {
            "reduce");
   if (rank_ == root)
     std::copy(result.begin(), result.end(), data);
+}
+
+void Transport::allreduceSumF64(double *data, int64_t count) {
+  checkMpi(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(count),
+                         MPI_DOUBLE, MPI_SUM, controlComm_),
+           "allreduce sum");
 }
 
 int64_t Transport::allreduceMaxI64(int64_t value) {

@@ -36,6 +36,11 @@ func.func @gather(%a0: tensor<5x3xf32>, %a1: tensor<2x2xi64>, %a2: tensor<2x2x3x
   return %0, %1 : tensor<2x2x3xf32>, tensor<5x3xf32>
 }
 
+func.func @gather_grad_axis1(%a0: tensor<2x2xi64>, %a1: tensor<2x2x2x3xf32>) -> (tensor<2x5x3xf32>) {
+  %0 = graph.gather_grad %a0, %a1 axis = 1 : tensor<2x2xi64>, tensor<2x2x2x3xf32> -> tensor<2x5x3xf32>
+  return %0 : tensor<2x5x3xf32>
+}
+
 func.func private @printMemrefF32(memref<*xf32>) attributes {llvm.emit_c_interface}
 
 func.func @main() {
@@ -76,6 +81,12 @@ func.func @main() {
   %gather_m1 = bufferization.to_memref %gather_out#1 : memref<5x3xf32>
   %gather_u1 = memref.cast %gather_m1 : memref<5x3xf32> to memref<*xf32>
   call @printMemrefF32(%gather_u1) : (memref<*xf32>) -> ()
+  %gather_grad_axis1_in0 = graph.constant dense<[[3, 0], [3, -2]]> : tensor<2x2xi64>
+  %gather_grad_axis1_in1 = graph.constant dense<[[[[1.0399999618530273, -1.8600000143051147, -0.5600000023841858], [-1.350000023841858, 2.0, -1.4199999570846558]], [[-1.0199999809265137, -0.5699999928474426, -1.7599999904632568], [1.4800000190734863, 0.550000011920929, -1.3600000143051147]]], [[[-0.009999999776482582, -1.690000057220459, 0.4399999976158142], [-1.0700000524520874, -1.850000023841858, -1.5399999618530273]], [[0.2199999988079071, 0.550000011920929, -0.699999988079071], [0.5699999928474426, -0.5899999737739563, -1.4800000190734863]]]]> : tensor<2x2x2x3xf32>
+  %gather_grad_axis1_out = call @gather_grad_axis1(%gather_grad_axis1_in0, %gather_grad_axis1_in1) : (tensor<2x2xi64>, tensor<2x2x2x3xf32>) -> (tensor<2x5x3xf32>)
+  %gather_grad_axis1_m0 = bufferization.to_memref %gather_grad_axis1_out : memref<2x5x3xf32>
+  %gather_grad_axis1_u0 = memref.cast %gather_grad_axis1_m0 : memref<2x5x3xf32> to memref<*xf32>
+  call @printMemrefF32(%gather_grad_axis1_u0) : (memref<*xf32>) -> ()
   return
 }
 
@@ -126,3 +137,15 @@ func.func @main() {
 // CHECK-NEXT: 0,{{ +}}0,{{ +}}0
 // CHECK-NEXT: 0,{{ +}}0,{{ +}}0
 // CHECK-NEXT: -0.63{{[0-9]*}},{{ +}}1.62{{[0-9]*}},{{ +}}0.28{{[0-9]*}}
+// gather_grad_axis1
+// CHECK: rank = 3 offset = 0 sizes = [2, 5, 3] strides = [15, 3, 1] data =
+// CHECK-NEXT: -1.35{{[0-9]*}},{{ +}}2,{{ +}}-1.42{{[0-9]*}}
+// CHECK-NEXT: 0,{{ +}}0,{{ +}}0
+// CHECK-NEXT: 0,{{ +}}0,{{ +}}0
+// CHECK-NEXT: 1.5{{[0-9]*}},{{ +}}-1.88{{[0-9]*}},{{ +}}-3.68{{[0-9]*}}
+// CHECK-NEXT: 0,{{ +}}0,{{ +}}0
+// CHECK-NEXT: -1.07{{[0-9]*}},{{ +}}-1.85{{[0-9]*}},{{ +}}-1.54{{[0-9]*}}
+// CHECK-NEXT: 0,{{ +}}0,{{ +}}0
+// CHECK-NEXT: 0,{{ +}}0,{{ +}}0
+// CHECK-NEXT: 0.78{{[0-9]*}},{{ +}}-1.73{{[0-9]*}},{{ +}}-1.74{{[0-9]*}}
+// CHECK-NEXT: 0,{{ +}}0,{{ +}}0

@@ -67,6 +67,14 @@ LogicalResult codegen::lowerRankModules(
   for (const std::string &name : messageNames)
     tags[name] = static_cast<int32_t>(tags.size());
 
+  // A counted-mean loss changes every rank's gradient scale, not only the
+  // scale of the rank computing it.
+  RankSettings rankSettings = settings;
+  for (auto func : pipelineModule.getOps<func::FuncOp>())
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      if (func.getResultAttr(i, attrs::kLossCount))
+        rankSettings.countedMeanLoss = true;
+
   MLIRContext *ctx = pipelineModule.getContext();
   for (auto program : pipe.getBody().getOps<pipeline::ProgramOp>()) {
     int64_t stage = program.getStage();
@@ -101,7 +109,7 @@ LogicalResult codegen::lowerRankModules(
       return program.emitError("lowering rank ")
              << program.getRank() << " to LLVM failed";
     if (failed(buildRankHost(*rank, program, stageFunctions, parameters,
-                             settings, tags)) ||
+                             rankSettings, tags)) ||
         failed(verify(*rank)))
       return failure();
     out.push_back(std::move(rank));
@@ -233,7 +241,10 @@ LogicalResult codegen::emitPipeline(
     SmallVector<StringRef> names;
     for (Attribute attr : parameters) {
       auto dict = llvm::cast<DictionaryAttr>(attr);
-      if (dict.getAs<IntegerAttr>("stage").getInt() == rank)
+      // A parameter several stages read (tied weights) starts out the same
+      // on each of them.
+      if (llvm::is_contained(
+              dict.getAs<DenseI64ArrayAttr>("stages").asArrayRef(), rank))
         names.push_back(dict.getAs<StringAttr>("name").getValue());
     }
     if (failed(writeWeights(pipelineModule,

@@ -31,6 +31,8 @@ struct StageCall {
   /// be the gradient of several parameters).
   SmallVector<SmallVector<int64_t, 1>> accumulateInto;
   int lossResult = -1;
+  /// The label count of a counted-mean loss (the loss result is then a sum).
+  int lossCountResult = -1;
 };
 
 class RankHostBuilder {
@@ -75,6 +77,8 @@ private:
   LogicalResult buildStep(pipeline::ProgramOp program);
   LogicalResult emitStageCall(OpBuilder &ob, Value context,
                               const StageCall &stage, int64_t microbatch);
+  LogicalResult emitAllReduce(OpBuilder &ob, Value context,
+                              pipeline::AllReduceOp op);
   void buildProgramConstant(int32_t rank);
 
   ModuleOp module;
@@ -266,6 +270,8 @@ LogicalResult RankHostBuilder::collect(func::FuncOp func,
     stage.accumulateInto.push_back(std::move(accumulate));
     if (func.getResultAttr(i, attrs::kLoss))
       stage.lossResult = i;
+    if (func.getResultAttr(i, attrs::kLossCount))
+      stage.lossCountResult = i;
   }
   auto kind = func->getAttrOfType<StringAttr>(attrs::kFunctionKind);
   stageCalls[kind.getValue()] = std::move(stage);
@@ -292,6 +298,9 @@ void RankHostBuilder::declareRuntime() {
   declare("pipecc_rt_accumulate_gradient", voidType,
           {ptrType, i64, i64, ptrType});
   declare("pipecc_rt_report_loss", voidType, {ptrType, i64, f32});
+  declare("pipecc_rt_report_loss_count", voidType, {ptrType, i64, f32});
+  declare("pipecc_rt_allreduce_sum_f32", voidType,
+          {ptrType, ptrType, i64, ptrType, i32});
   declare("pipecc_rt_main", i32, {i32, ptrType, ptrType});
 }
 
@@ -336,6 +345,51 @@ LogicalResult RankHostBuilder::emitStageCall(OpBuilder &ob, Value context,
     Value loss = ob.create<LLVM::LoadOp>(loc, f32, results[stage.lossResult]);
     call(ob, "pipecc_rt_report_loss", {context, mb, loss});
   }
+  if (stage.lossCountResult >= 0) {
+    Value count =
+        ob.create<LLVM::LoadOp>(loc, f32, results[stage.lossCountResult]);
+    call(ob, "pipecc_rt_report_loss_count", {context, mb, count});
+  }
+  return success();
+}
+
+/// Sums a gradient accumulator over the ranks holding its parameter; the
+/// runtime adds in rank order and broadcasts, so every copy gets the same
+/// bits.
+LogicalResult RankHostBuilder::emitAllReduce(OpBuilder &ob, Value context,
+                                             pipeline::AllReduceOp op) {
+  int64_t buffer = -1;
+  for (auto [id, candidate] : llvm::enumerate(buffers))
+    if (candidate.role == BufferRole::Gradient &&
+        candidate.name == op.getTensor())
+      buffer = id;
+  if (buffer < 0)
+    return op.emitOpError("names '")
+           << op.getTensor()
+           << "', which is not a parameter gradient of this rank";
+  auto type = llvm::cast<RankedTensorType>(op.getType());
+  if (type.getNumElements() * 4 != buffers[buffer].bytes)
+    return op.emitOpError("has type ")
+           << type << ", which does not match gradient buffer '"
+           << op.getTensor() << "'";
+  std::string symbol = "pipecc_group_" + std::to_string(buffer);
+  if (!module.lookupSymbol(symbol)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    SmallVector<int32_t> ranks(op.getGroup().begin(), op.getGroup().end());
+    auto arrayType = LLVM::LLVMArrayType::get(i32, ranks.size());
+    b.create<LLVM::GlobalOp>(
+        loc, arrayType, /*isConstant=*/true, LLVM::Linkage::Internal, symbol,
+        DenseElementsAttr::get(
+            RankedTensorType::get({static_cast<int64_t>(ranks.size())}, i32),
+            ArrayRef<int32_t>(ranks)));
+  }
+  Value data = call(ob, "pipecc_rt_buffer_microbatch",
+                    {context, constI64(ob, buffer), constI64(ob, 0)});
+  Value group = ob.create<LLVM::AddressOfOp>(loc, ptrType, symbol);
+  call(ob, "pipecc_rt_allreduce_sum_f32",
+       {context, data, constI64(ob, type.getNumElements()), group,
+        constI32(ob, static_cast<int32_t>(op.getGroup().size()))});
   return success();
 }
 
@@ -409,6 +463,9 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
             .Case([&](pipeline::RecvOp op) {
               return transfer(op, "pipecc_rt_recv", op.getTensor(),
                               op.getPeer(), op.getMicrobatch(), op.getType());
+            })
+            .Case([&](pipeline::AllReduceOp op) {
+              return emitAllReduce(ob, context, op);
             })
             // The runtime applies the optimizer after each step.
             .Case([&](pipeline::OptimizerStepOp) { return success(); })
@@ -503,8 +560,14 @@ void RankHostBuilder::buildProgramConstant(int32_t rank) {
   insert(constI32(ib, settings.microbatches), 3);
   insert(constI64(ib, settings.microbatchSize), 4);
   insert(constF32(static_cast<float>(settings.learningRate)), 5);
-  insert(constF32(0.0f), 6); // 1 / microbatches: losses are means
-  insert(constI32(ib, settings.inference ? PIPECC_RT_PROGRAM_INFERENCE : 0), 7);
+  // 0: the runtime's default, 1 / microbatches (losses are means) or, for a
+  // counted-mean loss, 1 / the step's label count.
+  insert(constF32(0.0f), 6);
+  insert(constI32(ib, (settings.inference ? PIPECC_RT_PROGRAM_INFERENCE : 0) |
+                          (settings.countedMeanLoss
+                               ? PIPECC_RT_PROGRAM_COUNTED_MEAN_LOSS
+                               : 0)),
+         7);
   insert(constI64(ib, buffers.size()), 8);
   insert(ib.create<LLVM::AddressOfOp>(loc, ptrType, "pipecc_buffers"), 9);
   insert(ib.create<LLVM::AddressOfOp>(loc, ptrType, "pipecc_step"), 10);

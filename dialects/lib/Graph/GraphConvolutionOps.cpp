@@ -52,20 +52,23 @@ pipecc::graph::getWindowDims(std::optional<Location> loc, int64_t spatialRank,
   };
   if (size(kernel) != spatialRank || size(strides) != spatialRank ||
       size(dilations) != spatialRank || size(pads) != 2 * spatialRank)
-    return emitOptionalError(
-        loc, "expected ", spatialRank, " kernel sizes, strides and dilations "
-        "and ", 2 * spatialRank, " pads for ", spatialRank,
-        " spatial dimensions, got ", kernel.size(), ", ", strides.size(), ", ",
-        dilations.size(), " and ", pads.size());
+    return emitOptionalError(loc, "expected ", spatialRank,
+                             " kernel sizes, strides and dilations "
+                             "and ",
+                             2 * spatialRank, " pads for ", spatialRank,
+                             " spatial dimensions, got ", kernel.size(), ", ",
+                             strides.size(), ", ", dilations.size(), " and ",
+                             pads.size());
   SmallVector<WindowDim> dims;
   for (int64_t i = 0; i < spatialRank; ++i) {
     WindowDim dim{kernel[i], strides[i], pads[i], pads[spatialRank + i],
                   dilations[i]};
     if (dim.kernel < 1 || dim.stride < 1 || dim.dilation < 1)
-      return emitOptionalError(loc, "kernel size, stride and dilation must be "
-                               "positive, got ", dim.kernel, ", ", dim.stride,
-                               " and ", dim.dilation, " in spatial dimension ",
-                               i);
+      return emitOptionalError(loc,
+                               "kernel size, stride and dilation must be "
+                               "positive, got ",
+                               dim.kernel, ", ", dim.stride, " and ",
+                               dim.dilation, " in spatial dimension ", i);
     if (dim.padBegin < 0 || dim.padEnd < 0)
       return emitOptionalError(loc, "pads must not be negative, got ",
                                dim.padBegin, " and ", dim.padEnd,
@@ -75,11 +78,9 @@ pipecc::graph::getWindowDims(std::optional<Location> loc, int64_t spatialRank,
   return dims;
 }
 
-FailureOr<SmallVector<int64_t>>
-pipecc::graph::getWindowOutputShape(std::optional<Location> loc,
-                                    ArrayRef<WindowDim> dims,
-                                    ArrayRef<int64_t> spatialShape,
-                                    bool ceilMode) {
+FailureOr<SmallVector<int64_t>> pipecc::graph::getWindowOutputShape(
+    std::optional<Location> loc, ArrayRef<WindowDim> dims,
+    ArrayRef<int64_t> spatialShape, bool ceilMode) {
   SmallVector<int64_t> shape;
   for (auto [i, dim] : llvm::enumerate(dims)) {
     int64_t out = dim.outputSize(spatialShape[i], ceilMode);
@@ -109,9 +110,11 @@ inferConvType(std::optional<Location> loc, RankedTensorType input,
                              weight);
   int64_t rank = input.getRank();
   if (rank < 3 || weight.getRank() != rank)
-    return emitOptionalError(loc, "expected input [N, C, d1..dn] and weight "
+    return emitOptionalError(loc,
+                             "expected input [N, C, d1..dn] and weight "
                              "[O, C / group, k1..kn] of the same rank >= 3, "
-                             "got ", input, " and ", weight);
+                             "got ",
+                             input, " and ", weight);
   int64_t channels = input.getDimSize(1), outChannels = weight.getDimSize(0);
   if (group < 1 || channels % group != 0 || outChannels % group != 0)
     return emitOptionalError(loc, "group ", group, " does not divide the ",
@@ -122,9 +125,8 @@ inferConvType(std::optional<Location> loc, RankedTensorType input,
                              weight.getDimSize(1),
                              " channels per group, but the input has ",
                              channels, " channels in ", group, " groups");
-  FailureOr<SmallVector<WindowDim>> dims =
-      getWindowDims(loc, rank - 2, weight.getShape().drop_front(2), strides,
-                    pads, dilations);
+  FailureOr<SmallVector<WindowDim>> dims = getWindowDims(
+      loc, rank - 2, weight.getShape().drop_front(2), strides, pads, dilations);
   if (failed(dims))
     return failure();
   FailureOr<SmallVector<int64_t>> spatial = getWindowOutputShape(
@@ -140,11 +142,11 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                                        std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &types) {
-  FailureOr<RankedTensorType> type = inferConvType(
-      loc, cast<RankedTensorType>(adaptor.getInput().getType()),
-      cast<RankedTensorType>(adaptor.getWeight().getType()),
-      adaptor.getStrides(), adaptor.getPads(), adaptor.getDilations(),
-      adaptor.getGroup());
+  FailureOr<RankedTensorType> type =
+      inferConvType(loc, cast<RankedTensorType>(adaptor.getInput().getType()),
+                    cast<RankedTensorType>(adaptor.getWeight().getType()),
+                    adaptor.getStrides(), adaptor.getPads(),
+                    adaptor.getDilations(), adaptor.getGroup());
   if (failed(type))
     return failure();
   types.push_back(*type);
@@ -190,8 +192,10 @@ inferPoolType(std::optional<Location> loc, RankedTensorType input,
               bool ceilMode) {
   int64_t rank = input.getRank();
   if (rank < 3)
-    return emitOptionalError(loc, "expected an input [N, C, d1..dn] of rank "
-                             ">= 3, got ", input);
+    return emitOptionalError(loc,
+                             "expected an input [N, C, d1..dn] of rank "
+                             ">= 3, got ",
+                             input);
   FailureOr<SmallVector<WindowDim>> dims =
       getWindowDims(loc, rank - 2, kernel, strides, pads, dilations);
   if (failed(dims))
@@ -238,9 +242,9 @@ LogicalResult AvgPoolOp::inferReturnTypes(MLIRContext *,
 template <typename OpTy>
 static LogicalResult verifyPoolGrad(OpTy op, RankedTensorType input,
                                     RankedTensorType resultGrad) {
-  FailureOr<RankedTensorType> pooled = inferPoolType(
-      op.getLoc(), input, op.getKernelShape(), op.getStrides(), op.getPads(),
-      op.getDilations(), op.getCeilMode());
+  FailureOr<RankedTensorType> pooled =
+      inferPoolType(op.getLoc(), input, op.getKernelShape(), op.getStrides(),
+                    op.getPads(), op.getDilations(), op.getCeilMode());
   if (failed(pooled))
     return failure();
   if (*pooled != resultGrad)
@@ -251,8 +255,7 @@ static LogicalResult verifyPoolGrad(OpTy op, RankedTensorType input,
 }
 
 LogicalResult MaxPoolGradOp::verify() {
-  return verifyPoolGrad(*this, getInput().getType(),
-                        getResultGrad().getType());
+  return verifyPoolGrad(*this, getInput().getType(), getResultGrad().getType());
 }
 
 LogicalResult AvgPoolGradOp::verify() {
@@ -279,8 +282,8 @@ LogicalResult MaxPoolOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
                                         SmallVectorImpl<Value> &grads) {
   grads.push_back(b.create<MaxPoolGradOp>(
       getLoc(), getInput().getType(), getInput(), resultGrads[0],
-      getKernelShapeAttr(), getStridesAttr(), getPadsAttr(),
-      getDilationsAttr(), getCeilModeAttr()));
+      getKernelShapeAttr(), getStridesAttr(), getPadsAttr(), getDilationsAttr(),
+      getCeilModeAttr()));
   return success();
 }
 

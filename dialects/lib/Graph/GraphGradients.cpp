@@ -143,13 +143,29 @@ LogicalResult MatMulOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
   auto matmul = [&](Value l, Value r, bool tl, bool tr) -> Value {
     return b.create<MatMulOp>(loc, l, r, tl, tr);
   };
+  // x @ W with a batched x: W's gradient sums op(A)^T dY over the batch.
+  // One matmul over the flattened rows ([rows, K]^T [rows, N]) does the
+  // sum inside BLAS, instead of a batch of products and a reduction.
+  bool flatRows = !ta && tensorType(a).getRank() > 2 &&
+                  tensorType(bb).getRank() == 2;
+  auto flatten = [&](Value value) -> Value {
+    RankedTensorType type = tensorType(value);
+    int64_t columns = type.getDimSize(type.getRank() - 1);
+    return b.create<ReshapeOp>(
+        loc,
+        RankedTensorType::get({type.getNumElements() / columns, columns},
+                              type.getElementType()),
+        value);
+  };
   Value da, db;
   if (!ta && !tb) {
     da = matmul(dy, bb, false, true);
-    db = matmul(a, dy, true, false);
+    db = flatRows ? matmul(flatten(a), flatten(dy), true, false)
+                  : matmul(a, dy, true, false);
   } else if (!ta && tb) {
     da = matmul(dy, bb, false, false);
-    db = matmul(dy, a, true, false);
+    db = flatRows ? matmul(flatten(dy), flatten(a), true, false)
+                  : matmul(dy, a, true, false);
   } else if (ta && !tb) {
     da = matmul(bb, dy, false, true);
     db = matmul(a, dy, false, false);

@@ -135,6 +135,15 @@ LogicalResult AllReduceOp::verify() {
   if (!seen.contains(ownRank))
     return emitOpError("group does not include the program's own rank ")
            << program.getRank();
+  // The sum is taken once per step: every gradient contribution of the
+  // rank must be accumulated before it.
+  for (Operation *next = (*this)->getNextNode(); next;
+       next = next->getNextNode())
+    if (llvm::isa<BackwardWeightOp, BackwardOp>(next))
+      return emitOpError("comes before '")
+             << next->getName() << "' of micro-batch "
+             << next->getAttrOfType<IntegerAttr>("microbatch").getInt()
+             << "; it must follow the rank's last weight gradient";
   return success();
 }
 

@@ -58,6 +58,10 @@ void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
   bufferization.setFunctionBoundaryTypeConversion(
       bufferization::LayoutMapOption::IdentityLayoutMap);
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
+  // A fused row loop's result is its init buffer (scf.for folds the memref
+  // it only passes through): then the out-param rewrite below hoists that
+  // allocation to the caller instead of copying into the caller's buffer.
+  pm.addPass(createCanonicalizerPass());
   // Stage functions write their results into buffers the caller provides;
   // results allocated in the function are allocated by the caller instead.
   bufferization::BufferResultsToOutParamsOpts outParams;
@@ -70,6 +74,8 @@ void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addPass(createOutlineOpGroups({options.maxOpsPerFunction}));
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Before MathToLLVM: exp, erf and tanh inline, not a libm call each.
+  pm.addPass(createApproximateMath());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());

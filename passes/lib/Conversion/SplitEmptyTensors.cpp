@@ -46,24 +46,30 @@ struct SplitEmptyTensorsPass
     }
   }
 
-  /// Every use of a fill of a `tensor.empty` after the first gets its own
-  /// fill (of its own empty, made by the loop above) right before it.
+  /// Every use of a fill of a `tensor.empty` gets its own fill right before
+  /// it, where pipecc-matmul-to-blas finds it (and, split afterwards, its
+  /// own empty).
   void splitFills() {
     SmallVector<linalg::FillOp> fills;
     getOperation().walk([&](linalg::FillOp fill) {
       if (fill.hasPureTensorSemantics() &&
           fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>() &&
-          !fill->getResult(0).hasOneUse())
+          !fill->getResult(0).use_empty())
         fills.push_back(fill);
     });
     for (linalg::FillOp fill : fills) {
       SmallVector<OpOperand *> uses;
       for (OpOperand &use : fill->getResult(0).getUses())
         uses.push_back(&use);
-      for (OpOperand *use : llvm::drop_begin(uses)) {
+      for (OpOperand *use : uses) {
+        // A user inside a loop body keeps the fill outside the loop.
+        if (use->getOwner()->getBlock() != fill->getBlock())
+          continue;
         OpBuilder b(use->getOwner());
         use->set(b.clone(*fill)->getResult(0));
       }
+      if (fill->use_empty())
+        fill->erase();
     }
   }
 };

@@ -99,7 +99,8 @@ Result<Partition> pipecc::partition::dynamicProgramming(const Problem &problem) 
   auto memoryOf = [&](int stage, int first, int last) {
     return detail::stageMemoryBytes(
         problem, stage, activationPrefix[last + 1] - activationPrefix[first],
-        parameterPrefix[last + 1] - parameterPrefix[first]);
+        parameterPrefix[last + 1] - parameterPrefix[first] +
+            problem.sharedParameterCost(first, last).first);
   };
   StageCostFn timeOf = [&](int stage, int first, int last) -> double {
     if (!detail::fitsMemory(problem, memoryOf(stage, first, last)))
@@ -108,7 +109,8 @@ Result<Partition> pipecc::partition::dynamicProgramming(const Problem &problem) 
     int64_t bytesOut = last < numOps - 1 ? crossing[last] : 0;
     return (computePrefix[last + 1] - computePrefix[first]) +
            2 * problem.link.transferSeconds(bytesIn) +
-           2 * problem.link.transferSeconds(bytesOut);
+           2 * problem.link.transferSeconds(bytesOut) +
+           problem.sharedParameterCost(first, last).second;
   };
 
   MinMaxTable table = solveMinMax(numOps, problem.stages, timeOf);

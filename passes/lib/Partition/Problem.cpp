@@ -75,6 +75,22 @@ Status Problem::check() const {
           << "' needs a positive bandwidth and a non-negative latency";
     return Status::failure(error.str());
   }
+  if (microbatches < 1) {
+    error << "the number of micro-batches must be at least 1, got "
+          << microbatches;
+    return Status::failure(error.str());
+  }
+  for (size_t p = 0; p < sharedParameters.size(); ++p) {
+    const SharedParameter &shared = sharedParameters[p];
+    if (shared.bytes < 0 || shared.readers.empty() ||
+        std::any_of(shared.readers.begin(), shared.readers.end(),
+                    [&](int op) { return op < 0 || op >= numOps(); })) {
+      error << "shared parameter " << p
+            << " needs readers in [0, " << numOps() - 1
+            << "] and a non-negative size";
+      return Status::failure(error.str());
+    }
+  }
   if (memory) {
     if (memory->limitBytes < 0 ||
         !isNonNegativeFinite(memory->parameterStateMultiplier)) {
@@ -97,6 +113,23 @@ Status Problem::check() const {
     }
   }
   return Status::success();
+}
+
+std::pair<int64_t, double> Problem::sharedParameterCost(int first,
+                                                         int last) const {
+  int64_t bytes = 0;
+  double seconds = 0;
+  for (const SharedParameter &shared : sharedParameters) {
+    bool inside = false, outside = false;
+    for (int op : shared.readers)
+      (op >= first && op <= last ? inside : outside) = true;
+    if (!inside)
+      continue;
+    bytes += shared.bytes;
+    if (outside)
+      seconds += 2 * link.transferSeconds(shared.bytes) / microbatches;
+  }
+  return {bytes, seconds};
 }
 
 std::vector<int64_t>
@@ -148,10 +181,14 @@ StageCost detail::priceStage(const Problem &problem,
     stage.activationBytes += op.activationBytes;
     stage.parameterBytes += op.parameterBytes;
   }
+  auto [sharedBytes, allReduceSeconds] =
+      problem.sharedParameterCost(first, last);
+  stage.parameterBytes += sharedBytes;
   stage.bytesIn = first > 0 ? crossing[first - 1] : 0;
   stage.bytesOut = last < problem.numOps() - 1 ? crossing[last] : 0;
   stage.communicationSeconds = 2 * problem.link.transferSeconds(stage.bytesIn) +
-                               2 * problem.link.transferSeconds(stage.bytesOut);
+                               2 * problem.link.transferSeconds(stage.bytesOut) +
+                               allReduceSeconds;
   stage.totalSeconds = stage.forwardSeconds + stage.backwardInputSeconds +
                        stage.backwardWeightSeconds + stage.communicationSeconds;
   stage.memoryBytes = stageMemoryBytes(problem, stageIndex,

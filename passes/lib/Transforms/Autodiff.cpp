@@ -58,6 +58,23 @@ FailureOr<unsigned> findLoss(func::FuncOp func, func::ReturnOp ret,
   return *found;
 }
 
+/// A loss that is a mean over the labels not equal to an ignore_index has a
+/// denominator that varies between micro-batches: adds the op counting it
+/// right after the loss (same location, so the partition keeps them on one
+/// stage) and returns its result; null for any other loss.
+Value countLabels(Value loss) {
+  auto crossEntropy = loss.getDefiningOp<CrossEntropyOp>();
+  if (!crossEntropy || !crossEntropy.getIgnoreIndex())
+    return Value();
+  OpBuilder builder(crossEntropy);
+  builder.setInsertionPointAfter(crossEntropy);
+  return builder
+      .create<LabelCountOp>(crossEntropy.getLoc(), crossEntropy.getType(),
+                            crossEntropy.getLabels(),
+                            crossEntropy.getIgnoreIndexAttr())
+      .getResult();
+}
+
 struct AutodiffPass : pipecc::impl::AutodiffBase<AutodiffPass> {
   using AutodiffBase::AutodiffBase;
 
@@ -76,6 +93,15 @@ struct AutodiffPass : pipecc::impl::AutodiffBase<AutodiffPass> {
     Value loss = ret.getOperand(*lossIndex);
     MLIRContext *ctx = &getContext();
     auto i64 = IntegerType::get(ctx, 64);
+    Value lossCount = countLabels(loss);
+    if (lossCount) {
+      // Differentiate the micro-batch's sum (mean x count): the runtime
+      // divides the step's sums by its total count, so micro-batches with
+      // different numbers of ignored labels weigh exactly as in one batch.
+      OpBuilder after(lossCount.getContext());
+      after.setInsertionPointAfterValue(lossCount);
+      loss = after.create<MulOp>(loss.getLoc(), loss, lossCount).getResult();
+    }
 
     // Number the forward ops and find the values that depend on a
     // trainable parameter: only those carry gradients.
@@ -194,6 +220,12 @@ struct AutodiffPass : pipecc::impl::AutodiffBase<AutodiffPass> {
       resultAttrs.push_back(DictionaryAttr::get(
           ctx, {NamedAttribute(StringAttr::get(ctx, attrs::kGrad),
                                param.getParamNameAttr())}));
+    }
+    if (lossCount) {
+      results.push_back(lossCount);
+      resultAttrs.push_back(DictionaryAttr::get(
+          ctx, {NamedAttribute(StringAttr::get(ctx, attrs::kLossCount),
+                               UnitAttr::get(ctx))}));
     }
     auto newRet = builder.create<func::ReturnOp>(ret.getLoc(), results);
     ret.erase();

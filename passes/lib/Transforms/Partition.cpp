@@ -13,6 +13,9 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <algorithm>
+#include <limits>
+
 namespace pipecc {
 #define GEN_PASS_DEF_PARTITION
 #include "pipecc/Passes/Passes.h.inc"
@@ -163,16 +166,27 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
           opCost.activationBytes += bytesOf(operand.getType());
     }
 
-    // Parameter bytes go to the first node reading the parameter; tensors
-    // flowing between nodes become the problem's edges.
+    // Parameter bytes go to the node reading the parameter; one read by
+    // several nodes (tied weights) is a shared parameter, which costs each
+    // stage holding a reader its bytes and, if the readers span stages, an
+    // all-reduce. Tensors flowing between nodes become the problem's edges.
+    problem.microbatches = static_cast<int>(
+        std::clamp<int64_t>(microbatches, 1, std::numeric_limits<int>::max()));
     for (Operation &op : body.without_terminator()) {
       if (auto param = llvm::dyn_cast<ParamOp>(op)) {
-        int first = -1;
+        std::vector<int> readers;
         for (Operation *user : param->getUsers())
           if (auto it = nodeOf.find(user); it != nodeOf.end())
-            first = first < 0 ? it->second : std::min(first, it->second);
-        if (first >= 0)
-          problem.ops[first].parameterBytes += bytesOf(param.getType());
+            readers.push_back(it->second);
+        llvm::sort(readers);
+        readers.erase(std::unique(readers.begin(), readers.end()),
+                      readers.end());
+        if (readers.size() == 1)
+          problem.ops[readers.front()].parameterBytes +=
+              bytesOf(param.getType());
+        else if (readers.size() > 1)
+          problem.sharedParameters.push_back(
+              {std::move(readers), bytesOf(param.getType())});
       }
     }
     for (auto [index, ops] : llvm::enumerate(nodes))

@@ -285,11 +285,26 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
         problem.microbatches, scheduleName);
     builder.setInsertionPointToStart(&pipeline.getBody().emplaceBlock());
 
+    SmallVector<SharedGradient> shared = sharedGradients(module);
     for (int rank = 0; rank < problem.stages; ++rank) {
       OpBuilder::InsertionGuard guard(builder);
       auto program = builder.create<ProgramOp>(loc, rank);
       builder.setInsertionPointToStart(&program.getBody().emplaceBlock());
+      // After every other action, in one order on all ranks: each rank's
+      // gradients are complete, and the all-reduces cannot wait on a
+      // message (so they add no deadlock).
+      bool reduced = false;
+      auto allReduce = [&] {
+        for (const SharedGradient &gradient : shared)
+          if (llvm::is_contained(gradient.ranks, rank))
+            builder.create<AllReduceOp>(loc, gradient.tensor, gradient.ranks,
+                                        gradient.type);
+        reduced = true;
+      };
       for (const sched::ProgramAction &action : programs[rank]) {
+        if (action.kind == sched::ProgramActionKind::OptimizerStep &&
+            !reduced)
+          allReduce();
         switch (action.kind) {
         case sched::ProgramActionKind::Compute:
           emitCompute(builder, loc, action.compute);
@@ -320,6 +335,8 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
           break;
         }
       }
+      if (!reduced)
+        allReduce();
     }
 
     pipeline->setAttr(attrs::kPredictedStep,
@@ -333,6 +350,37 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
     pipeline->setAttr(attrs::kPeakLiveMicrobatches,
                       builder.getDenseI64ArrayAttr(peak));
     return success();
+  }
+
+  /// The gradient of a trainable parameter that several stages hold (tied
+  /// weights): its accumulator is summed over their ranks.
+  struct SharedGradient {
+    std::string tensor;
+    SmallVector<int64_t> ranks;
+    RankedTensorType type;
+  };
+
+  static SmallVector<SharedGradient> sharedGradients(ModuleOp module) {
+    SmallVector<SharedGradient> shared;
+    auto parameters = module->getAttrOfType<ArrayAttr>(attrs::kParameters);
+    if (!parameters)
+      return shared;
+    for (Attribute attr : parameters) {
+      auto dict = llvm::dyn_cast<DictionaryAttr>(attr);
+      auto stages = dict ? dict.getAs<DenseI64ArrayAttr>("stages")
+                         : DenseI64ArrayAttr();
+      auto trainable = dict ? dict.getAs<BoolAttr>("trainable") : BoolAttr();
+      auto type = dict ? dict.getAs<TypeAttr>("type") : TypeAttr();
+      if (!stages || stages.size() < 2 || !trainable ||
+          !trainable.getValue() || !type)
+        continue;
+      // One chunk per stage: rank k runs stage k.
+      shared.push_back(
+          {("grad." + dict.getAs<StringAttr>("name").getValue()).str(),
+           SmallVector<int64_t>(stages.asArrayRef()),
+           llvm::cast<RankedTensorType>(type.getValue())});
+    }
+    return shared;
   }
 
   static void emitCompute(OpBuilder &builder, Location loc,

@@ -11,6 +11,8 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <functional>
+
 namespace pipecc {
 #define GEN_PASS_DEF_SPLITSTAGES
 #include "pipecc/Passes/Passes.h.inc"
@@ -50,11 +52,18 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
 
   int numStages = 0;
   DenseMap<Operation *, Group> groupOf;
-  llvm::StringMap<int> paramStage;
+  /// The stages reading each parameter, ascending (stage 0 for one nobody
+  /// reads). Each holds a copy; a parameter held by several stages (tied
+  /// weights) has one local gradient per holder, which the ranks all-reduce.
+  llvm::StringMap<SmallVector<int, 1>> paramStages;
+  /// For parameters held by several stages: each holder's local gradient.
+  llvm::StringMap<SmallVector<std::pair<int, Value>>> localGradients;
   /// Per function: values it returns that it does not compute (parameter
   /// gradients it receives, constant gradients).
   SmallVector<llvm::SetVector<Value>> extraResults;
   DenseMap<Operation *, int64_t> position;
+  /// The label count of a counted-mean loss (null for other losses).
+  Value lossCount;
   DenseMap<Value, std::string> names;
   // Per stage: tensors received from / sent to the previous (forward) or
   // next (backward) stage.
@@ -68,14 +77,26 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
 
   unsigned index(Group g) { return g.stage * 3 + g.phase; }
 
+  int ownerStage(StringRef param) {
+    auto it = paramStages.find(param);
+    return it == paramStages.end() ? 0 : it->second.front();
+  }
+
+  /// Whether `value`, returned by a function of `stage`, is the gradient
+  /// that stage accumulates for `param`.
+  bool isLocalGradient(StringRef param, Value value, int stage) {
+    auto shared = localGradients.find(param);
+    if (shared == localGradients.end())
+      return ownerStage(param) == stage;
+    return llvm::is_contained(shared->second, std::make_pair(stage, value));
+  }
+
   LogicalResult assignGroups(func::FuncOp main) {
     Block &body = main.front();
     DenseMap<int64_t, Operation *> opById;
-    for (Operation &op : body.without_terminator()) {
-      position[&op] = position.size();
+    for (Operation &op : body.without_terminator())
       if (auto id = op.getAttrOfType<IntegerAttr>(attrs::kOpId))
         opById[id.getInt()] = &op;
-    }
     // Stages of forward ops, and of parameters through their readers.
     DenseMap<Operation *, int> stageOf;
     for (Operation &op : body.without_terminator()) {
@@ -99,21 +120,20 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
       auto param = llvm::dyn_cast<ParamOp>(op);
       if (!param)
         continue;
-      std::optional<int> stage;
-      for (Operation *user : param->getUsers()) {
-        auto it = stageOf.find(user);
-        if (it == stageOf.end())
-          continue;
-        if (stage && *stage != it->second)
-          return param.emitError("parameter '")
-                 << param.getParamName() << "' is read by stages " << *stage
-                 << " and " << it->second
-                 << "; weights shared across stages are not supported yet";
-        stage = it->second;
-      }
-      stageOf[param] = stage.value_or(0);
-      paramStage[param.getParamName()] = stage.value_or(0);
+      SmallVector<int, 1> &stages = paramStages[param.getParamName()];
+      for (Operation *user : param->getUsers())
+        if (auto it = stageOf.find(user); it != stageOf.end())
+          stages.push_back(it->second);
+      llvm::sort(stages);
+      stages.erase(std::unique(stages.begin(), stages.end()), stages.end());
+      if (stages.empty())
+        stages.push_back(0);
+      stageOf[param] = stages.front();
     }
+    DenseMap<Operation *, int> holderOf;
+    splitSharedGradients(main, opById, stageOf, holderOf);
+    for (Operation &op : body.without_terminator())
+      position[&op] = position.size();
 
     // Backward ops run on their forward op's stage; B if what they compute
     // flows to an earlier stage or into another B op of theirs.
@@ -129,6 +149,10 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
       if (!gradOf)
         return op.emitError("op is neither placed on a stage nor part of the "
                             "backward pass");
+      if (auto holder = holderOf.find(&op); holder != holderOf.end()) {
+        groupOf[&op] = {holder->second, BackwardWeight};
+        continue;
+      }
       Operation *forward = opById.lookup(gradOf.getInt());
       if (!forward || !stageOf.count(forward))
         return op.emitError("backward op refers to an unknown forward op ")
@@ -144,9 +168,16 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
       Operation *def = ret.getOperand(i).getDefiningOp();
       auto group = def ? groupOf.find(def) : groupOf.end();
       if (grad && group != groupOf.end() &&
-          group->second.stage > paramStage.lookup(grad.getValue()))
+          group->second.stage > ownerStage(grad.getValue()))
         group->second.phase = BackwardInput;
     }
+    for (auto &entry : localGradients)
+      for (auto [stage, local] : entry.second) {
+        Operation *def = local.getDefiningOp();
+        auto group = def ? groupOf.find(def) : groupOf.end();
+        if (group != groupOf.end() && group->second.stage > stage)
+          group->second.phase = BackwardInput;
+      }
     for (Operation *op : llvm::reverse(backward)) {
       Group &group = groupOf[op];
       for (Operation *user : op->getUsers()) {
@@ -160,6 +191,104 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
       }
     }
     return success();
+  }
+
+  /// A parameter read on several stages: autodiff summed the contributions
+  /// of its uses into one gradient. Re-sums them per holder (a contribution
+  /// computed on stage t goes to the nearest holder at or before t, where
+  /// its use is), so each holder accumulates its local gradient and the
+  /// ranks all-reduce those. The new sums run in their holder's W function
+  /// (`holderOf`); the old chain of sums is erased.
+  void splitSharedGradients(func::FuncOp main,
+                            const DenseMap<int64_t, Operation *> &opById,
+                            const DenseMap<Operation *, int> &stageOf,
+                            DenseMap<Operation *, int> &holderOf) {
+    Block &body = main.front();
+    auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());
+    auto gradOfId = [](Operation *op) -> std::optional<int64_t> {
+      if (auto id = op ? op->getAttrOfType<IntegerAttr>(attrs::kGradOf)
+                       : IntegerAttr())
+        return id.getInt();
+      return std::nullopt;
+    };
+    for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
+      auto grad = main.getResultAttrOfType<StringAttr>(i, attrs::kGrad);
+      if (!grad)
+        continue;
+      SmallVector<int, 1> holders = paramStages.lookup(grad.getValue());
+      if (holders.size() < 2)
+        continue;
+      Operation *paramOp = nullptr;
+      for (auto param : body.getOps<ParamOp>())
+        if (param.getParamName() == grad.getValue())
+          paramOp = param;
+      int64_t paramId =
+          paramOp->getAttrOfType<IntegerAttr>(attrs::kOpId).getInt();
+
+      // The contributions, in the order autodiff added them.
+      SmallVector<Value> contributions;
+      SmallVector<Operation *> chain;
+      std::function<void(Value)> collect = [&](Value value) {
+        auto add = value.getDefiningOp<AddOp>();
+        if (add && gradOfId(add) == paramId) {
+          chain.push_back(add);
+          collect(add.getLhs());
+          collect(add.getRhs());
+          return;
+        }
+        contributions.push_back(value);
+      };
+      collect(ret.getOperand(i));
+      auto stageOfValue = [&](Value value) {
+        std::optional<int64_t> id = gradOfId(value.getDefiningOp());
+        Operation *forward = id ? opById.lookup(*id) : nullptr;
+        auto it = forward ? stageOf.find(forward) : stageOf.end();
+        return it == stageOf.end() ? holders.front() : it->second;
+      };
+      SmallVector<SmallVector<Value>> perHolder(holders.size());
+      for (Value contribution : contributions) {
+        int stage = stageOfValue(contribution);
+        size_t holder = 0;
+        for (size_t h = 0; h < holders.size(); ++h)
+          if (holders[h] <= stage)
+            holder = h;
+        perHolder[holder].push_back(contribution);
+      }
+
+      OpBuilder builder(ret);
+      auto tag = [&](Operation *op, int holder) {
+        op->setAttr(attrs::kGradOf, builder.getI64IntegerAttr(paramId));
+        holderOf[op] = holder;
+      };
+      SmallVector<std::pair<int, Value>> &locals =
+          localGradients[grad.getValue()];
+      for (auto [h, values] : llvm::enumerate(perHolder)) {
+        Value sum;
+        if (values.empty()) {
+          // Only a constant is left here: a zero gradient (the use on this
+          // stage carries none).
+          auto type = llvm::cast<RankedTensorType>(paramOp->getResult(0).getType());
+          sum = builder.create<ConstantOp>(
+              paramOp->getLoc(),
+              DenseElementsAttr::get(
+                  type, builder.getFloatAttr(type.getElementType(), 0.0)));
+        }
+        for (Value value : values) {
+          if (!sum) {
+            sum = value;
+            continue;
+          }
+          auto add = builder.create<AddOp>(paramOp->getLoc(), sum, value);
+          tag(add, holders[h]);
+          sum = add.getResult();
+        }
+        locals.push_back({holders[h], sum});
+      }
+      ret->setOperand(i, locals.front().second);
+      for (Operation *op : chain)
+        if (op->use_empty())
+          op->erase();
+    }
   }
 
   void nameValues(func::FuncOp main) {
@@ -274,27 +403,44 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
       if (!grad) {
         if (i == 0)
           loss = value;
+        else if (main.getResultAttr(i, attrs::kLossCount))
+          lossCount = value;
         continue;
       }
-      paramGradOf[value].push_back(grad.str());
       // The W function of the parameter's stage returns the gradient; it
       // computes it, receives it from a later stage, or (for a constant
-      // gradient of a parameter the loss does not reach) copies it.
-      Group owner{paramStage.lookup(grad.getValue()), BackwardWeight};
-      Operation *def = value.getDefiningOp();
-      auto from = def ? groupOf.find(def) : groupOf.end();
-      if (from != groupOf.end() && from->second.stage == owner.stage) {
-        outputs[index(from->second)].insert(value);
-        continue;
+      // gradient of a parameter the loss does not reach) copies it. Each
+      // holder of a shared parameter does so for its local gradient.
+      SmallVector<std::pair<int, Value>> owners{
+          {ownerStage(grad.getValue()), value}};
+      if (auto shared = localGradients.find(grad.getValue());
+          shared != localGradients.end())
+        owners.assign(shared->second.begin(), shared->second.end());
+      for (auto [stage, local] : owners) {
+        paramGradOf[local].push_back(grad.str());
+        Group owner{stage, BackwardWeight};
+        Operation *def = local.getDefiningOp();
+        auto from = def ? groupOf.find(def) : groupOf.end();
+        if (from != groupOf.end() && from->second.stage == owner.stage) {
+          outputs[index(from->second)].insert(local);
+          continue;
+        }
+        if (from != groupOf.end() &&
+            failed(route(local, owner, ret.getOperation())))
+          return failure();
+        extraResults[index(owner)].insert(local);
       }
-      if (from != groupOf.end() &&
-          failed(route(value, owner, ret.getOperation())))
-        return failure();
-      extraResults[index(owner)].insert(value);
     }
     if (!loss || !loss.getDefiningOp() || !groupOf.count(loss.getDefiningOp()))
       return main.emitError("the loss must be computed by a stage op");
     outputs[index(groupOf[loss.getDefiningOp()])].insert(loss);
+    if (lossCount) {
+      if (!lossCount.getDefiningOp() ||
+          !groupOf.count(lossCount.getDefiningOp()))
+        return main.emitError("the loss's label count must be computed by a "
+                              "stage op");
+      outputs[index(groupOf[lossCount.getDefiningOp()])].insert(lossCount);
+    }
 
     recordModuleInterface(main);
     OpBuilder builder(main);
@@ -336,13 +482,11 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
       auto param = llvm::dyn_cast<ParamOp>(op);
       if (!param)
         continue;
-      int stage = 0;
-      for (Operation *user : param->getUsers())
-        if (groupOf.count(user))
-          stage = groupOf[user].stage;
+      SmallVector<int, 1> holders = paramStages.lookup(param.getParamName());
+      SmallVector<int64_t> stages(holders.begin(), holders.end());
       paramInfo.push_back(b.getDictionaryAttr(
           {b.getNamedAttr("name", param.getParamNameAttr()),
-           b.getNamedAttr("stage", b.getI64IntegerAttr(stage)),
+           b.getNamedAttr("stages", b.getDenseI64ArrayAttr(stages)),
            b.getNamedAttr("type", TypeAttr::get(param.getType())),
            b.getNamedAttr("trainable",
                           b.getBoolAttr(!inference && param.getTrainable()))}));
@@ -488,7 +632,7 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
       if (auto grad = paramGradOf.find(v); grad != paramGradOf.end()) {
         SmallVector<Attribute> params;
         for (const std::string &param : grad->second)
-          if (paramStage.lookup(param) == group.stage)
+          if (isLocalGradient(param, v, group.stage))
             params.push_back(StringAttr::get(ctx, param));
         if (!params.empty())
           attrList.push_back(
@@ -498,6 +642,10 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
       if (v == loss)
         attrList.push_back(
             NamedAttribute(StringAttr::get(ctx, attrs::kLoss),
+                           UnitAttr::get(ctx)));
+      if (v == lossCount)
+        attrList.push_back(
+            NamedAttribute(StringAttr::get(ctx, attrs::kLossCount),
                            UnitAttr::get(ctx)));
       resultAttrs.push_back(DictionaryAttr::get(ctx, attrList));
     }

@@ -379,6 +379,14 @@ def indexing():
     grad = r(2, 2, 3)
     scattered = np.zeros((5, 3), np.float32)
     np.add.at(scattered, ids % 5, grad)
+    # Along axis 1, between a leading and a trailing dim, with a 2-D index.
+    table1 = np.zeros((2, 5, 3), np.float32)
+    ids1 = np.array([[3, 0], [3, -2]], np.int64)
+    grad1 = r(2, 2, 2, 3)
+    scattered1 = np.zeros_like(table1)
+    for i in range(2):
+        for j in range(2):
+            scattered1[:, ids1[i, j] % 5, :] += grad1[:, i, j, :]
     tm = "tensor<4x4xi1>"
     mask_text = "dense<[" + ", ".join(
         "[" + ", ".join("true" if v else "false" for v in row) + "]"
@@ -413,6 +421,9 @@ return %0, %1 : tensor<2x2x2xf32>, {tensor_type(box)}""",
 %1 = graph.gather_grad %a1, %a2 axis = 0 : {tensor_type(ids)}, {tensor_type(grad)} -> {tensor_type(table)}
 return %0, %1 : tensor<2x2x3xf32>, {tensor_type(table)}""",
              [table[ids % 5], scattered]),
+        Case("gather_grad_axis1", [ids1, grad1], f"""
+%0 = graph.gather_grad %a0, %a1 axis = 1 : {tensor_type(ids1)}, {tensor_type(grad1)} -> {tensor_type(table1)}
+return %0 : {tensor_type(table1)}""", [scattered1]),
     ]
 
 

@@ -122,6 +122,20 @@ pipeline.pipeline @p stages = 3 chunks = 1 microbatches = 1 schedule = "gpipe" {
 
 // -----
 
+// A gradient is summed once it is complete: after the rank's last W.
+pipeline.pipeline @p stages = 2 chunks = 1 microbatches = 2 schedule = "zb-h1" {
+  pipeline.program rank 0 {
+    pipeline.backward_weight stage 0 chunk 0 mb 0
+    // expected-error @+1 {{comes before 'pipeline.backward_weight' of micro-batch 1; it must follow the rank's last weight gradient}}
+    pipeline.all_reduce "grad.w" over [0, 1] : tensor<4xf32>
+    pipeline.backward_weight stage 0 chunk 0 mb 1
+  }
+  pipeline.program rank 1 {
+  }
+}
+
+// -----
+
 pipeline.pipeline @p stages = 2 chunks = 1 microbatches = 1 schedule = "gpipe" {
   pipeline.program rank 0 {
     // expected-error @+1 {{repeats rank 0 in its group}}

@@ -77,6 +77,27 @@ TEST(DynamicProgramming, MatchesBruteForceOnRandomDagsWithSkipEdges) {
   }
 }
 
+TEST(DynamicProgramming, MatchesBruteForceWithSharedParameters) {
+  std::mt19937 rng(31);
+  for (int trial = 0; trial < 200; ++trial) {
+    int numOps = std::uniform_int_distribution<int>(2, 12)(rng);
+    int stages = std::uniform_int_distribution<int>(1, std::min(5, numOps))(rng);
+    Problem problem = randomProblem(rng, numOps, stages, true);
+    problem.microbatches = std::uniform_int_distribution<int>(1, 8)(rng);
+    std::uniform_int_distribution<int> op(0, numOps - 1);
+    for (int p = std::uniform_int_distribution<int>(1, 3)(rng); p > 0; --p)
+      problem.sharedParameters.push_back(
+          {{op(rng), op(rng), op(rng)},
+           std::uniform_int_distribution<int64_t>(0, 8 << 20)(rng)});
+    MemoryConstraint memory;
+    memory.inFlightMicrobatches.assign(stages, 1);
+    memory.limitBytes =
+        std::uniform_int_distribution<int64_t>(8 << 20, 40 << 20)(rng);
+    problem.memory = memory;
+    expectSameBottleneck(problem, "shared");
+  }
+}
+
 TEST(DynamicProgramming, MatchesBruteForceUnderRandomMemoryLimits) {
   std::mt19937 rng(99);
   int infeasible = 0;

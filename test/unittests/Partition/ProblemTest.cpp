@@ -105,6 +105,34 @@ TEST(PartitionProblem, EvaluatePricesComputeAndBothDirectionsOfTraffic) {
   EXPECT_TRUE(verify(problem, *partition).ok());
 }
 
+TEST(PartitionProblem, SharedParametersCostEveryHolderAndTheirAllReduce) {
+  // A tied weight of 1000 bytes read by ops 0 and 3 (an embedding and its
+  // LM head), 2 micro-batches per step.
+  Problem problem = chainOfUnitOps(4, 2);
+  problem.microbatches = 2;
+  problem.sharedParameters.push_back({{0, 3}, 1000});
+  Result<Partition> apart = evaluate(problem, {1});
+  ASSERT_TRUE(apart.ok()) << apart.message();
+  // Each stage holds a copy and pays half of a reduce and a broadcast:
+  // 2 * (0.5 s + 1 s) / 2 on top of the activations' 3 s.
+  for (const StageCost &stage : apart->stages) {
+    EXPECT_EQ(stage.parameterBytes, 200 + 1000);
+    EXPECT_DOUBLE_EQ(stage.communicationSeconds, 3 + 1.5);
+  }
+  EXPECT_TRUE(verify(problem, *apart).ok());
+
+  // Readers on one stage: one copy, no all-reduce.
+  problem.sharedParameters = {{{0, 1}, 1000}};
+  Result<Partition> together = evaluate(problem, {1});
+  ASSERT_TRUE(together.ok()) << together.message();
+  EXPECT_EQ(together->stages[0].parameterBytes, 200 + 1000);
+  EXPECT_DOUBLE_EQ(together->stages[0].communicationSeconds, 3);
+  EXPECT_EQ(together->stages[1].parameterBytes, 200);
+
+  problem.sharedParameters = {{{0, 7}, 1000}};
+  EXPECT_FALSE(problem.check().ok());
+}
+
 TEST(PartitionProblem, EvaluateRejectsBadCuts) {
   Problem problem = chainOfUnitOps(5, 3);
   Result<Partition> tooFew = evaluate(problem, {1});

@@ -47,6 +47,9 @@ struct RankSettings {
   /// A forward-only program (--inference): no loss, no optimizer; the
   /// runtime writes the graph outputs.
   bool inference = false;
+  /// The loss is a mean over counted labels: every rank scales its gradients
+  /// by 1 / the step's label count instead of 1 / microbatches.
+  bool countedMeanLoss = false;
 };
 
 /// Appends to `rankModule` (whose stage functions of the rank's stage are

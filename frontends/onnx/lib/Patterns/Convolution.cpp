@@ -27,8 +27,8 @@ struct Window {
 
 std::string formatInts(ArrayRef<int64_t> values) {
   return "[" +
-         llvm::join(llvm::map_range(values,
-                                    [](int64_t v) { return std::to_string(v); }),
+         llvm::join(llvm::map_range(
+                        values, [](int64_t v) { return std::to_string(v); }),
                     ", ") +
          "]";
 }
@@ -89,8 +89,8 @@ FailureOr<Window> getWindow(NodeContext &ctx, RankedTensorType input,
   w.dilations = *dilations;
   int64_t ceilMode = ctx.getInt("ceil_mode", 0);
   if (ceilMode != 0 && ceilMode != 1)
-    return ctx.fail(llvm::formatv("attribute 'ceil_mode' = {0} must be 0 or 1",
-                                  ceilMode));
+    return ctx.fail(
+        llvm::formatv("attribute 'ceil_mode' = {0} must be 0 or 1", ceilMode));
   w.ceilMode = ceilMode;
 
   std::string autoPad = ctx.getString("auto_pad").value_or("NOTSET");
@@ -158,18 +158,18 @@ SmallVector<NamedAttribute> windowAttrs(NodeContext &ctx, const Window &w,
 LogicalResult convertConv(NodeContext &ctx, SmallVectorImpl<Value> &results) {
   if (failed(ctx.requireOperands(2)) || failed(requireFloatInput(ctx)))
     return failure();
-  RankedTensorType input = ctx.getOperandType(0), weight = ctx.getOperandType(1);
+  RankedTensorType input = ctx.getOperandType(0),
+                   weight = ctx.getOperandType(1);
   if (weight.getRank() != input.getRank())
     return ctx.fail(llvm::formatv("weight {0} must have the rank of input {1}",
                                   weight, input));
-  FailureOr<Window> w =
-      getWindow(ctx, input, weight.getShape().drop_front(2));
+  FailureOr<Window> w = getWindow(ctx, input, weight.getShape().drop_front(2));
   if (failed(w))
     return failure();
   int64_t group = ctx.getInt("group", 1);
   SmallVector<NamedAttribute> attrs = windowAttrs(ctx, *w, false);
-  attrs.push_back(ctx.builder.getNamedAttr(
-      "group", ctx.builder.getI64IntegerAttr(group)));
+  attrs.push_back(
+      ctx.builder.getNamedAttr("group", ctx.builder.getI64IntegerAttr(group)));
   FailureOr<Value> y =
       ctx.create<graph::ConvOp>({ctx.getOperand(0), ctx.getOperand(1)}, attrs);
   if (failed(y))
@@ -206,8 +206,8 @@ LogicalResult convertMaxPool(NodeContext &ctx,
   FailureOr<Window> w = getWindow(ctx, ctx.getOperandType(0), std::nullopt);
   if (failed(w))
     return failure();
-  FailureOr<Value> y =
-      ctx.create<graph::MaxPoolOp>({ctx.getOperand(0)}, windowAttrs(ctx, *w, true));
+  FailureOr<Value> y = ctx.create<graph::MaxPoolOp>({ctx.getOperand(0)},
+                                                    windowAttrs(ctx, *w, true));
   if (failed(y))
     return failure();
   results.push_back(*y);
@@ -279,8 +279,8 @@ LogicalResult convertGlobalMaxPool(NodeContext &ctx,
   w.strides.assign(n, 1);
   w.dilations.assign(n, 1);
   w.pads.assign(2 * n, 0);
-  FailureOr<Value> y = ctx.create<graph::MaxPoolOp>(
-      {ctx.getOperand(0)}, windowAttrs(ctx, w, true));
+  FailureOr<Value> y = ctx.create<graph::MaxPoolOp>({ctx.getOperand(0)},
+                                                    windowAttrs(ctx, w, true));
   if (failed(y))
     return failure();
   results.push_back(*y);

@@ -1,4 +1,4 @@
-//===- Flatten.cpp - Flatten (interim) -------------------------------------===//
+//===- Flatten.cpp - Flatten (interim) ------------------------------------===//
 //
 // Interim Flatten for the CNN exports until the static-shape patterns
 // (helper B's StaticShape.cpp) land: drop this file and its three

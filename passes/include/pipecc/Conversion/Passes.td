@@ -5,16 +5,18 @@ include "mlir/Pass/PassBase.td"
 
 def LowerGraphToLinalg : Pass<"pipecc-lower-graph-to-linalg",
                               "::mlir::func::FuncOp"> {
-  let summary = "Lowers graph ops to linalg, tensor, arith and math on tensors";
+  let summary = "Lowers graph ops to linalg, scf, tensor, arith and math on tensors";
   let description = [{
     Rewrites every graph op into upstream ops with value semantics:
     elementwise ops become `linalg.generic` with numpy-broadcasting indexing
     maps, matmuls the named `linalg.(batch_)matmul(_transpose_a|_b)` ops (so
     that `pipecc-matmul-to-blas` can call BLAS after bufferization),
-    reductions `linalg.generic` with a filled init (0 or -inf), and the
-    softmax-based losses numerically stable decompositions (the maximum is
-    subtracted before `exp`). Cross-entropy gathers the label's logit with
-    `tensor.extract` inside a `linalg.generic` body.
+    reductions `linalg.generic` with a filled init (0 or -inf). Softmax,
+    its gradient and cross-entropy (and its gradient) become one `scf.for`
+    nest over the rows whose body runs the row's passes (maximum, then
+    sum of `exp(x - max)` storing each exp, then the output) on scalars,
+    reading with `tensor.extract` and writing with `tensor.insert`; the
+    gather's gradient is a scatter-add loop over the gradient's elements.
 
     Every graph op must be converted: one that is left is an error naming it.
 
@@ -32,6 +34,7 @@ def LowerGraphToLinalg : Pass<"pipecc-lower-graph-to-linalg",
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
   ];
 }
@@ -115,6 +118,23 @@ def SplitEmptyTensors : Pass<"pipecc-split-empty-tensors",
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
+}
+
+def ApproximateMath : Pass<"pipecc-approximate-math", "::mlir::ModuleOp"> {
+  let summary = "Replaces f32 math.exp, math.erf and math.tanh by inline "
+                "polynomials";
+  let description = [{
+    Upstream's polynomial approximations, applied to the f32 `math.exp`,
+    `math.erf` and `math.tanh` ops only: inline arithmetic instead of one
+    libm call per element, so the loops around them (softmax, GELU) can
+    vectorize; the `math.fma` and `math.floor` they use are expanded too
+    (libm calls on a baseline x86-64). Against libm in double precision:
+    exp within 1 ulp over the normal range (results below 2^-126 flush to
+    zero), erf within 5 ulp, tanh within 6 ulp (saturating at
+    +-(1 - 1.8e-7)). Other math ops keep their libm calls.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
 }
 
 def OutlineOpGroups : Pass<"pipecc-outline-op-groups", "::mlir::ModuleOp"> {

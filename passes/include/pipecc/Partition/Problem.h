@@ -12,7 +12,10 @@
 //            + 2 * transfer(bytes crossing the cut after it)
 // (activations travel forward and gradients of the same size travel back
 // across each boundary), where transfer(0) = 0 and
-// transfer(b) = latency + b / bandwidth otherwise.
+// transfer(b) = latency + b / bandwidth otherwise; plus, for each shared
+// parameter read inside and outside the stage, 2 * transfer(bytes) /
+// microbatches (its gradient's all-reduce). A shared parameter's bytes count
+// on every stage that reads it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +27,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pipecc::partition {
@@ -75,9 +79,22 @@ struct MemoryConstraint {
   double parameterStateMultiplier = 1;
 };
 
+/// A parameter several ops read (tied weights). Every stage holding one of
+/// its readers keeps a copy; when its readers span several stages, each of
+/// them all-reduces the gradient once per step (a reduce and a broadcast:
+/// twice its bytes over the link), which costs a micro-batch 1 /
+/// microbatches of that.
+struct SharedParameter {
+  std::vector<int> readers;
+  int64_t bytes = 0;
+};
+
 struct Problem {
   std::vector<OpCost> ops;
   std::vector<Tensor> tensors;
+  std::vector<SharedParameter> sharedParameters;
+  /// Micro-batches per step, over which the all-reduces are spread.
+  int microbatches = 1;
   int stages = 1;
   LinkProfile link;
   std::optional<MemoryConstraint> memory;
@@ -92,6 +109,10 @@ struct Problem {
   /// Checks that the inputs make sense: at least as many ops as stages,
   /// tensors forward-pointing and in range, no negative or non-finite costs.
   Status check() const;
+
+  /// The shared parameters' bytes a stage holding ops [first, last] keeps,
+  /// and the seconds per micro-batch of their all-reduces.
+  std::pair<int64_t, double> sharedParameterCost(int first, int last) const;
 };
 
 /// What one stage costs under a given partition.

@@ -13,6 +13,10 @@ inline constexpr llvm::StringLiteral kOutput = "graph.output";
 /// On @main's results after autodiff: the parameter a result is the
 /// gradient of.
 inline constexpr llvm::StringLiteral kGrad = "graph.grad";
+/// On @main's result after autodiff (and on the stage function result it
+/// becomes): the number of label positions a counted-mean loss counted in
+/// the micro-batch; the loss result is then that micro-batch's sum.
+inline constexpr llvm::StringLiteral kLossCount = "pipeline.loss_count";
 /// On forward ops: their number in program order (autodiff).
 inline constexpr llvm::StringLiteral kOpId = "graph.op_id";
 /// On backward ops: the number of the forward op they differentiate.

@@ -79,6 +79,9 @@ def Partition : Pass<"pipecc-partition", "::mlir::ModuleOp"> {
                "ONNX node names that end a stage">,
     Option<"device", "device", "std::string", /*default=*/"\"host-cpu\"",
            "Device profile that prices the ops">,
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
+           "Micro-batches per step, over which the once-per-step all-reduce "
+           "of a tied weight's gradient is spread">,
   ];
   let dependentDialects = ["::pipecc::graph::GraphDialect"];
 }

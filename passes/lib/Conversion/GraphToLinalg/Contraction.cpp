@@ -2,8 +2,10 @@
 //
 // Matmuls become the named ops (linalg.matmul, matmul_transpose_a/_b and
 // the batch_ variants) so that pipecc-matmul-to-blas finds them after
-// bufferization. Transposes and batch broadcasts are materialised only
-// where no named op expresses them:
+// bufferization (graph.matmul's canonicalization has already turned
+// transposes of an operand's two inner dims into its transpose flags).
+// Transposes and batch broadcasts are materialised only where no named op
+// expresses them:
 //   - both operands transposed: lhs is transposed with linalg.transpose;
 //   - a 2-D rhs under a batched lhs (x @ W): the lhs batch dims fold into
 //     M and one plain matmul does it;
@@ -106,10 +108,10 @@ struct MatMulLowering : OpConversionPattern<graph::MatMulOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
+    bool transposeLhs = op.getTransposeLhs(), transposeRhs = op.getTransposeRhs();
     auto lhsType = cast<RankedTensorType>(lhs.getType());
     auto rhsType = cast<RankedTensorType>(rhs.getType());
     auto resultType = cast<RankedTensorType>(op.getType());
-    bool transposeLhs = op.getTransposeLhs(), transposeRhs = op.getTransposeRhs();
     int64_t rank = resultType.getRank();
     int64_t m = resultType.getDimSize(rank - 2);
     int64_t n = resultType.getDimSize(rank - 1);

@@ -2,8 +2,9 @@
 //
 // A convolution is im2col plus one batched matmul per call, so that
 // pipecc-matmul-to-blas turns the arithmetic into sgemm:
-//   cols[g, (c, k...), (n, o...)] = input[n, g*C/G + c, o*stride - pad + k*dilation]
-//   result[n, g, o', p]            = weight[g, o', :] . cols[g, :, (n, p)]
+//   cols[g, (c, k...), (n, o...)]
+//       = input[n, g*C/G + c, o*stride - pad + k*dilation]
+//   result[n, g, o', p] = weight[g, o', :] . cols[g, :, (n, p)]
 // Its weight gradient multiplies the result gradient by the same columns
 // (transposed), and its input gradient multiplies it by the weight
 // (transposed) and folds the columns back (col2im) with a generic that, for
@@ -41,8 +42,8 @@ int64_t product(ArrayRef<int64_t> values) {
 }
 
 RankedTensorType withShape(Type like, ArrayRef<int64_t> shape) {
-  return RankedTensorType::get(
-      shape, cast<RankedTensorType>(like).getElementType());
+  return RankedTensorType::get(shape,
+                               cast<RankedTensorType>(like).getElementType());
 }
 
 Value constIndex(OpBuilder &b, Location loc, int64_t value) {
@@ -53,15 +54,15 @@ Value andOf(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   return lhs ? b.create<arith::AndIOp>(loc, lhs, rhs).getResult() : rhs;
 }
 
-/// A generic over `resultShape` followed by `tapShape` (reduction loops when
-/// `reduceTaps`, else there are no taps) writing into `init`, whose body
-/// yields `body(indices, accumulators)`; `indices` are the loop indices.
-Value buildWindowGeneric(
-    OpBuilder &b, Location loc, ValueRange inits, ArrayRef<int64_t> tapShape,
-    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange,
-                                    ValueRange)>
-        body,
-    unsigned resultIndex = 0) {
+/// A generic over the shape of `inits` followed by `tapShape` (reduction
+/// loops; none when empty) writing into `inits`, whose body yields
+/// `body(indices, accumulators)`; `indices` are the loop indices.
+Value buildWindowGeneric(OpBuilder &b, Location loc, ValueRange inits,
+                         ArrayRef<int64_t> tapShape,
+                         function_ref<SmallVector<Value>(
+                             OpBuilder &, Location, ValueRange, ValueRange)>
+                             body,
+                         unsigned resultIndex = 0) {
   MLIRContext *ctx = b.getContext();
   auto initType = cast<RankedTensorType>(inits[0].getType());
   unsigned outerRank = initType.getRank();
@@ -70,8 +71,8 @@ Value buildWindowGeneric(
   SmallVector<Value> inputs;
   if (!tapShape.empty()) {
     // The taps' loop bounds come from an operand of their shape.
-    inputs.push_back(b.create<tensor::EmptyOp>(loc, tapShape,
-                                               initType.getElementType()));
+    inputs.push_back(
+        b.create<tensor::EmptyOp>(loc, tapShape, initType.getElementType()));
     SmallVector<AffineExpr> taps;
     for (unsigned d = outerRank; d < rank; ++d)
       taps.push_back(getAffineDimExpr(d, ctx));
@@ -130,8 +131,7 @@ Tap windowTap(OpBuilder &b, Location loc, ArrayRef<WindowDim> dims,
     Value last = constIndex(b, loc, inputSizes[i] - 1);
     Value in = b.create<arith::AndIOp>(
         loc,
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, position,
-                                zero),
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, position, zero),
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, position,
                                 last));
     result.inside = andOf(b, loc, result.inside, in);
@@ -160,8 +160,7 @@ Tap reverseTap(OpBuilder &b, Location loc, ArrayRef<WindowDim> dims,
     Value out = dim.stride == 1 ? t : b.create<arith::DivSIOp>(loc, t, stride);
     Value last = constIndex(b, loc, outputSizes[i] - 1);
     Value valid = b.create<arith::AndIOp>(
-        loc,
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, t, zero),
+        loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, t, zero),
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, out, last));
     if (dim.stride != 1)
       valid = b.create<arith::AndIOp>(
@@ -209,8 +208,8 @@ struct ConvShape {
 };
 
 template <typename OpTy>
-ConvShape getConvShape(OpTy op, RankedTensorType input,
-                       RankedTensorType weight, RankedTensorType output) {
+ConvShape getConvShape(OpTy op, RankedTensorType input, RankedTensorType weight,
+                       RankedTensorType output) {
   ConvShape s;
   s.batch = input.getDimSize(0);
   s.groups = op.getGroup();
@@ -222,8 +221,8 @@ ConvShape getConvShape(OpTy op, RankedTensorType input,
                       output.getShape().drop_front(2).end());
   s.kernel.assign(weight.getShape().drop_front(2).begin(),
                   weight.getShape().drop_front(2).end());
-  s.window = convWindow(weight, op.getStrides(), op.getPads(),
-                        op.getDilations());
+  s.window =
+      convWindow(weight, op.getStrides(), op.getPads(), op.getDilations());
   return s;
 }
 
@@ -257,9 +256,9 @@ Value buildColumns(OpBuilder &b, Location loc, Value input,
             selectInside(nb, nloc, tap.inside, value,
                          createFloat(nb, nloc, elementType, 0))};
       });
-  return reshapeTo(b, loc, columns,
-                   withShape(inputType, {s.groups, s.columnRows(),
-                                         s.columnCols()}));
+  return reshapeTo(
+      b, loc, columns,
+      withShape(inputType, {s.groups, s.columnRows(), s.columnCols()}));
 }
 
 /// [N, O, o...] -> [G, O/G, N * o...]
@@ -268,25 +267,24 @@ Value resultGradToColumns(OpBuilder &b, Location loc, Value grad,
   int64_t points = product(s.outSpatial);
   Value split = reshapeTo(
       b, loc, grad,
-      withShape(grad.getType(),
-                {s.batch, s.groups, s.outPerGroup, points}));
+      withShape(grad.getType(), {s.batch, s.groups, s.outPerGroup, points}));
   Value init = b.create<tensor::EmptyOp>(
       loc, ArrayRef<int64_t>{s.groups, s.outPerGroup, s.batch, points},
       cast<RankedTensorType>(grad.getType()).getElementType());
   Value moved = b.create<linalg::TransposeOp>(loc, split, init,
                                               ArrayRef<int64_t>{1, 2, 0, 3})
                     ->getResult(0);
-  return reshapeTo(b, loc, moved,
-                   withShape(grad.getType(),
-                             {s.groups, s.outPerGroup, s.columnCols()}));
+  return reshapeTo(
+      b, loc, moved,
+      withShape(grad.getType(), {s.groups, s.outPerGroup, s.columnCols()}));
 }
 
 /// A zero-initialised batched matmul of the named kind.
 template <typename MatmulOp>
 Value batchMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
                   RankedTensorType type) {
-  Value init = createFilled(b, loc, type,
-                            createFloat(b, loc, type.getElementType(), 0));
+  Value init =
+      createFilled(b, loc, type, createFloat(b, loc, type.getElementType(), 0));
   return b.create<MatmulOp>(loc, TypeRange{type}, ValueRange{lhs, rhs}, init)
       ->getResult(0);
 }
@@ -309,9 +307,9 @@ struct ConvLowering : OpConversionPattern<graph::ConvOp> {
         withShape(type, {s.groups, s.outPerGroup, s.columnCols()}));
     // [G, O/G, N, o...] -> [N, G, O/G, o...]
     int64_t points = product(s.outSpatial);
-    matmul = reshapeTo(rewriter, loc, matmul,
-                        withShape(type, {s.groups, s.outPerGroup, s.batch,
-                                         points}));
+    matmul =
+        reshapeTo(rewriter, loc, matmul,
+                  withShape(type, {s.groups, s.outPerGroup, s.batch, points}));
     Value init = rewriter.create<tensor::EmptyOp>(
         loc, ArrayRef<int64_t>{s.batch, s.groups, s.outPerGroup, points},
         type.getElementType());
@@ -379,8 +377,9 @@ struct ConvInputGradLowering : OpConversionPattern<graph::ConvInputGradOp> {
           ValueRange position = idx.slice(2, n), taps = idx.slice(2 + n, n);
           Tap tap = reverseTap(b, l, s.window, s.outSpatial, position, taps);
           Value perGroup = constIndex(b, l, s.inPerGroup);
-          SmallVector<Value> at = {b.create<arith::DivUIOp>(l, idx[1], perGroup),
-                                   b.create<arith::RemUIOp>(l, idx[1], perGroup)};
+          SmallVector<Value> at = {
+              b.create<arith::DivUIOp>(l, idx[1], perGroup),
+              b.create<arith::RemUIOp>(l, idx[1], perGroup)};
           at.append(taps.begin(), taps.end());
           at.push_back(idx[0]);
           at.append(tap.positions);
@@ -398,8 +397,7 @@ struct ConvInputGradLowering : OpConversionPattern<graph::ConvInputGradOp> {
 // Pooling
 //===----------------------------------------------------------------------===//
 
-template <typename OpTy>
-SmallVector<WindowDim> poolWindow(OpTy op) {
+template <typename OpTy> SmallVector<WindowDim> poolWindow(OpTy op) {
   return *graph::getWindowDims(std::nullopt, op.getKernelShape().size(),
                                op.getKernelShape(), op.getStrides(),
                                op.getPads(), op.getDilations());
@@ -415,9 +413,8 @@ Value buildWindowReduction(OpBuilder &b, Location loc, Value input,
   Type elementType = inputType.getElementType();
   unsigned n = kernel.size();
   ArrayRef<int64_t> inSpatial = inputType.getShape().drop_front(2);
-  Value identity = kind == ReduceKind::Sum
-                       ? createFloat(b, loc, elementType, 0)
-                       : createNegInf(b, loc, elementType);
+  Value identity = kind == ReduceKind::Sum ? createFloat(b, loc, elementType, 0)
+                                           : createNegInf(b, loc, elementType);
   Value init = createFilled(b, loc, pooledType, identity);
   return buildWindowGeneric(
       b, loc, init, kernel,
@@ -442,10 +439,10 @@ struct MaxPoolLowering : OpConversionPattern<graph::MaxPoolOp> {
   LogicalResult
   matchAndRewrite(graph::MaxPoolOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, buildWindowReduction(
-                               rewriter, op.getLoc(), adaptor.getInput(),
-                               op.getType(), poolWindow(op),
-                               op.getKernelShape(), ReduceKind::Max));
+    rewriter.replaceOp(
+        op, buildWindowReduction(rewriter, op.getLoc(), adaptor.getInput(),
+                                 op.getType(), poolWindow(op),
+                                 op.getKernelShape(), ReduceKind::Max));
     return success();
   }
 };
@@ -460,12 +457,11 @@ Value buildArgMax(OpBuilder &b, Location loc, Value input,
   Type elementType = inputType.getElementType();
   unsigned n = kernel.size();
   ArrayRef<int64_t> inSpatial = inputType.getShape().drop_front(2);
-  Value maxInit = createFilled(b, loc, pooledType,
-                               createNegInf(b, loc, elementType));
-  auto indexType = RankedTensorType::get(pooledType.getShape(),
-                                         b.getI64Type());
-  Value argInit = createFilled(
-      b, loc, indexType, b.create<arith::ConstantIntOp>(loc, -1, 64));
+  Value maxInit =
+      createFilled(b, loc, pooledType, createNegInf(b, loc, elementType));
+  auto indexType = RankedTensorType::get(pooledType.getShape(), b.getI64Type());
+  Value argInit = createFilled(b, loc, indexType,
+                               b.create<arith::ConstantIntOp>(loc, -1, 64));
   return buildWindowGeneric(
       b, loc, {maxInit, argInit}, kernel,
       [&](OpBuilder &nb, Location l, ValueRange idx, ValueRange acc) {
@@ -480,17 +476,17 @@ Value buildArgMax(OpBuilder &b, Location loc, Value input,
         Value linear = taps[0];
         for (unsigned i = 1; i < n; ++i)
           linear = nb.create<arith::AddIOp>(
-              l, nb.create<arith::MulIOp>(l, linear,
-                                          constIndex(nb, l, kernel[i])),
+              l,
+              nb.create<arith::MulIOp>(l, linear, constIndex(nb, l, kernel[i])),
               taps[i]);
         linear = nb.create<arith::IndexCastOp>(l, nb.getI64Type(), linear);
-        Value none = nb.create<arith::CmpIOp>(
-            l, arith::CmpIPredicate::slt, acc[1],
-            nb.create<arith::ConstantIntOp>(l, 0, 64));
-        Value greater = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT,
-                                                 x, acc[0]);
-        Value nan = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, x,
-                                             x);
+        Value none =
+            nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, acc[1],
+                                     nb.create<arith::ConstantIntOp>(l, 0, 64));
+        Value greater =
+            nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT, x, acc[0]);
+        Value nan =
+            nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, x, x);
         Value take = nb.create<arith::OrIOp>(
             l, nb.create<arith::OrIOp>(l, none, greater), nan);
         if (tap.inside)
@@ -516,9 +512,9 @@ struct MaxPoolGradLowering : OpConversionPattern<graph::MaxPoolGradOp> {
     Value argMax = buildArgMax(rewriter, loc, adaptor.getInput(), pooledType,
                                window, kernel);
     Value grad = adaptor.getResultGrad();
-    Value init = createFilled(rewriter, loc, type,
-                              createFloat(rewriter, loc,
-                                          type.getElementType(), 0));
+    Value init =
+        createFilled(rewriter, loc, type,
+                     createFloat(rewriter, loc, type.getElementType(), 0));
     ArrayRef<int64_t> outSpatial = pooledType.getShape().drop_front(2);
     Value result = buildWindowGeneric(
         rewriter, loc, init, kernel,
@@ -530,8 +526,8 @@ struct MaxPoolGradLowering : OpConversionPattern<graph::MaxPoolGradOp> {
           Value linear = taps[0];
           for (unsigned i = 1; i < n; ++i)
             linear = b.create<arith::AddIOp>(
-                l, b.create<arith::MulIOp>(l, linear,
-                                           constIndex(b, l, kernel[i])),
+                l,
+                b.create<arith::MulIOp>(l, linear, constIndex(b, l, kernel[i])),
                 taps[i]);
           linear = b.create<arith::IndexCastOp>(l, b.getI64Type(), linear);
           Value winner = b.create<arith::CmpIOp>(
@@ -565,12 +561,11 @@ Value buildCounts(OpBuilder &b, Location loc, ArrayRef<WindowDim> window,
     }
     APFloat value(static_cast<double>(std::max<int64_t>(count, 1)));
     bool lost;
-    value.convert(floatType.getFloatSemantics(),
-                  APFloat::rmNearestTiesToEven, &lost);
+    value.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                  &lost);
     counts.push_back(value);
   }
-  return b.create<arith::ConstantOp>(loc,
-                                     DenseElementsAttr::get(type, counts));
+  return b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(type, counts));
 }
 
 /// `values` [N, C, o...] divided by `counts` [o...].
@@ -578,16 +573,14 @@ Value divideByCounts(OpBuilder &b, Location loc, Value values, Value counts) {
   auto type = cast<RankedTensorType>(values.getType());
   MLIRContext *ctx = b.getContext();
   unsigned rank = type.getRank();
-  SmallVector<AffineMap> maps = {
-      AffineMap::getMultiDimIdentityMap(rank, ctx),
-      getDropDimsMap(rank, {0, 1}, ctx),
-      AffineMap::getMultiDimIdentityMap(rank, ctx)};
-  Value init = b.create<tensor::EmptyOp>(loc, type.getShape(),
-                                         type.getElementType());
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
+                                 getDropDimsMap(rank, {0, 1}, ctx),
+                                 AffineMap::getMultiDimIdentityMap(rank, ctx)};
+  Value init =
+      b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
   return b
       .create<linalg::GenericOp>(
-          loc, type, ValueRange{values, counts}, init, maps,
-          getIterators(rank),
+          loc, type, ValueRange{values, counts}, init, maps, getIterators(rank),
           [&](OpBuilder &nb, Location l, ValueRange args) {
             nb.create<linalg::YieldOp>(
                 l, nb.create<arith::DivFOp>(l, args[0], args[1]).getResult());
@@ -603,13 +596,13 @@ struct AvgPoolLowering : OpConversionPattern<graph::AvgPoolOp> {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     SmallVector<WindowDim> window = poolWindow(op);
-    Value sums = buildWindowReduction(rewriter, loc, adaptor.getInput(), type,
-                                      window, op.getKernelShape(),
-                                      ReduceKind::Sum);
-    Value counts = buildCounts(
-        rewriter, loc, window, op.getInput().getType().getShape().drop_front(2),
-        type.getShape().drop_front(2), op.getCountIncludePad(),
-        type.getElementType());
+    Value sums =
+        buildWindowReduction(rewriter, loc, adaptor.getInput(), type, window,
+                             op.getKernelShape(), ReduceKind::Sum);
+    Value counts = buildCounts(rewriter, loc, window,
+                               op.getInput().getType().getShape().drop_front(2),
+                               type.getShape().drop_front(2),
+                               op.getCountIncludePad(), type.getElementType());
     rewriter.replaceOp(op, divideByCounts(rewriter, loc, sums, counts));
     return success();
   }
@@ -627,14 +620,14 @@ struct AvgPoolGradLowering : OpConversionPattern<graph::AvgPoolGradOp> {
     unsigned n = kernel.size();
     SmallVector<WindowDim> window = poolWindow(op);
     ArrayRef<int64_t> outSpatial = pooledType.getShape().drop_front(2);
-    Value counts = buildCounts(rewriter, loc, window,
-                               type.getShape().drop_front(2), outSpatial,
-                               op.getCountIncludePad(), type.getElementType());
+    Value counts =
+        buildCounts(rewriter, loc, window, type.getShape().drop_front(2),
+                    outSpatial, op.getCountIncludePad(), type.getElementType());
     Value scaled =
         divideByCounts(rewriter, loc, adaptor.getResultGrad(), counts);
-    Value init = createFilled(rewriter, loc, type,
-                              createFloat(rewriter, loc,
-                                          type.getElementType(), 0));
+    Value init =
+        createFilled(rewriter, loc, type,
+                     createFloat(rewriter, loc, type.getElementType(), 0));
     Value result = buildWindowGeneric(
         rewriter, loc, init, kernel,
         [&](OpBuilder &b, Location l, ValueRange idx, ValueRange acc) {

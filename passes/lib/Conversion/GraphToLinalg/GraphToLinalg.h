@@ -60,6 +60,21 @@ mlir::Value buildReduction(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc,
                       mlir::Value value, mlir::RankedTensorType type);
 
+/// Fused row kernels (softmax, cross-entropy, scatter-add) are nests of
+/// `scf.for` over static sizes that carry scalars and tensors; their bodies
+/// read with tensor.extract and write with tensor.insert, which one-shot
+/// bufferization turns into loads and stores in place.
+using LoopBodyFn = llvm::function_ref<llvm::SmallVector<mlir::Value>(
+    mlir::OpBuilder &, mlir::Location, mlir::ValueRange ivs,
+    mlir::ValueRange carried)>;
+/// One `scf.for` per size (the first outermost) carrying `carried`; with
+/// no sizes, `body` runs once in place. Returns the carried values after.
+llvm::SmallVector<mlir::Value> buildLoopNest(mlir::OpBuilder &b,
+                                             mlir::Location loc,
+                                             llvm::ArrayRef<int64_t> sizes,
+                                             mlir::ValueRange carried,
+                                             LoopBodyFn body);
+
 } // namespace pipecc::conversion
 
 #endif // PIPECC_LIB_CONVERSION_GRAPHTOLINALG_GRAPHTOLINALG_H

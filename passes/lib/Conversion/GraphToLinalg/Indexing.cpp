@@ -1,10 +1,11 @@
 //===- Indexing.cpp - slice, pad, gather and its scatter-add gradient -----===//
 //
 // Slices, pads and gathers are parallel generics over their results that
-// read the input with tensor.extract. The gather's gradient is a generic
-// over the table with the index positions as reduction loops, so repeated
-// indices accumulate in a fixed order (the same sum on every rank and every
-// run).
+// read the input with tensor.extract. The gather's gradient is a
+// scatter-add: one loop nest over the gradient's elements (O(N * D), not
+// O(V * N * D)) adds each into the table row its index selects, so
+// repeated indices accumulate in a fixed order (the index positions in
+// row-major order: the same sum on every rank and every run).
 // Indices are wrapped when negative and clamped into range, so a bad index
 // in the data can never read or write outside the table.
 //
@@ -184,48 +185,31 @@ struct GatherGradLowering : OpConversionPattern<graph::GatherGradOp> {
   matchAndRewrite(graph::GatherGradOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
     RankedTensorType type = op.getType();
     unsigned axis = op.getAxis();
     unsigned indexRank = op.getIndices().getType().getRank();
-    unsigned rank = type.getRank();
     int64_t size = type.getDimSize(axis);
-    // Loops: the table's dims [0, rank), then the index dims as
-    // reductions [rank, rank + indexRank).
-    unsigned loops = rank + indexRank;
-    SmallVector<unsigned> indexDims, gradDims, tableDims;
-    for (unsigned d = 0; d < indexRank; ++d)
-      indexDims.push_back(rank + d);
-    for (unsigned d = 0; d < axis; ++d)
-      gradDims.push_back(d);
-    gradDims.append(indexDims);
-    for (unsigned d = axis + 1; d < rank; ++d)
-      gradDims.push_back(d);
-    for (unsigned d = 0; d < rank; ++d)
-      tableDims.push_back(d);
-    SmallVector<AffineMap> maps = {dimRangeMap(loops, indexDims, ctx),
-                                   dimRangeMap(loops, gradDims, ctx),
-                                   dimRangeMap(loops, tableDims, ctx)};
-    SmallVector<utils::IteratorType> iterators(rank,
-                                               utils::IteratorType::parallel);
-    iterators.append(indexRank, utils::IteratorType::reduction);
+    Value indices = adaptor.getIndices(), grad = adaptor.getResultGrad();
+    // One loop over the gradient's elements, [0, axis) then the index dims
+    // then the rest: each adds into the table row its index selects.
     Value zero = createFloat(rewriter, loc, type.getElementType(), 0);
-    Value init = createFilled(rewriter, loc, type, zero);
-    auto generic = rewriter.create<linalg::GenericOp>(
-        loc, type, ValueRange{adaptor.getIndices(), adaptor.getResultGrad()},
-        init, maps, iterators,
-        [&](OpBuilder &b, Location nloc, ValueRange args) {
-          Value index = normalizeIndex(b, nloc, args[0], size);
-          Value row = b.create<linalg::IndexOp>(nloc, axis);
-          Value hit = b.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::eq,
-                                              index, row);
-          Value zeroElement = createFloat(b, nloc, type.getElementType(), 0);
-          Value term =
-              b.create<arith::SelectOp>(nloc, hit, args[1], zeroElement);
-          b.create<linalg::YieldOp>(
-              nloc, b.create<arith::AddFOp>(nloc, args[2], term).getResult());
-        });
-    rewriter.replaceOp(op, generic.getResult(0));
+    Value table = createFilled(rewriter, loc, type, zero);
+    Value result = buildLoopNest(
+        rewriter, loc, cast<RankedTensorType>(grad.getType()).getShape(),
+        table,
+        [&](OpBuilder &b, Location nloc, ValueRange ivs, ValueRange acc) {
+          Value raw = b.create<tensor::ExtractOp>(
+              nloc, indices, ivs.slice(axis, indexRank));
+          SmallVector<Value> position(ivs.take_front(axis));
+          position.push_back(normalizeIndex(b, nloc, raw, size));
+          position.append(ivs.begin() + axis + indexRank, ivs.end());
+          Value term = b.create<tensor::ExtractOp>(nloc, grad, ivs);
+          Value old = b.create<tensor::ExtractOp>(nloc, acc[0], position);
+          Value sum = b.create<arith::AddFOp>(nloc, old, term);
+          return SmallVector<Value>{
+              b.create<tensor::InsertOp>(nloc, sum, acc[0], position)};
+        })[0];
+    rewriter.replaceOp(op, result);
     return success();
   }
 };

@@ -2,9 +2,15 @@
 //
 // Softmax-based ops subtract the row maximum before exp:
 //   m = max_c x,  s = sum_c exp(x - m),  log softmax = x - m - log s.
-// Cross-entropy reads the label's logit with tensor.extract inside the
-// body of the reduction over label positions, which also counts the
-// positions that are not ignore_index.
+// Each is one scf.for nest over the rows; a row's passes (the maximum,
+// then the exps, stored, and their sum, then the output) are loops on
+// scalars inside it, so a row stays in cache, exp runs once per element
+// and no per-row temporaries are allocated. Sums run over the columns in
+// order, as the linalg reductions they replace did (same results).
+// Cross-entropy reads the label's logit with tensor.extract in the loop
+// over label positions, which also counts the positions that are not
+// ignore_index; a mean over no counted position is 0 (the count is at
+// least 1).
 //
 //===----------------------------------------------------------------------===//
 #include "GraphToLinalg.h"
@@ -13,6 +19,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -52,56 +59,85 @@ Value emptyLike(OpBuilder &b, Location loc, RankedTensorType type) {
                                    type.getElementType());
 }
 
-/// Max over `axis` and sum of exp(x - max) over it; both without `axis`.
-std::pair<Value, Value> buildMaxAndSumExp(OpBuilder &b, Location loc,
-                                          Value x, int64_t axis) {
-  auto type = cast<RankedTensorType>(x.getType());
-  Value max = buildReduction(b, loc, x, {axis}, ReduceKind::Max);
-  // The max has `axis` removed; read it through the dims that remain.
-  Value zero = createFloat(b, loc, type.getElementType(), 0.0);
-  Value sumInit = createFilled(b, loc, dropDims(type, {axis}), zero);
-  MLIRContext *ctx = b.getContext();
-  unsigned rank = type.getRank();
-  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
-                                 getDropDimsMap(rank, {axis}, ctx),
-                                 getDropDimsMap(rank, {axis}, ctx)};
-  auto sum = b.create<linalg::GenericOp>(
-      loc, sumInit.getType(), ValueRange{x, max}, sumInit, maps,
-      getIterators(rank, {axis}),
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value shifted = nb.create<arith::SubFOp>(nloc, args[0], args[1]);
-        Value e = nb.create<math::ExpOp>(nloc, shifted);
-        nb.create<linalg::YieldOp>(
-            nloc, nb.create<arith::AddFOp>(nloc, args[2], e).getResult());
-      });
-  return {max, sum.getResult(0)};
+
+/// `rowIndices` (every dim but `axis`) with `column` inserted at `axis`.
+SmallVector<Value> withColumn(ValueRange rowIndices, int64_t axis,
+                              Value column) {
+  SmallVector<Value> indices(rowIndices);
+  indices.insert(indices.begin() + axis, column);
+  return indices;
 }
 
-/// A parallel generic over `type` whose inputs are `x` (identity) and the
-/// per-row values in `rowValues` (with `axis` removed).
-Value buildRowwise(OpBuilder &b, Location loc, RankedTensorType type,
-                   int64_t axis, Value x, ValueRange rowValues,
-                   ValueRange scalars, BodyFn body) {
-  MLIRContext *ctx = b.getContext();
-  unsigned rank = type.getRank();
-  SmallVector<Value> inputs = {x};
-  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx)};
-  for (Value v : rowValues) {
-    inputs.push_back(v);
-    maps.push_back(getDropDimsMap(rank, {axis}, ctx));
-  }
-  for (Value v : scalars) {
-    inputs.push_back(v);
-    maps.push_back(getBroadcastMap(cast<RankedTensorType>(v.getType()),
-                                   type.getShape(), ctx));
-  }
-  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
-  auto generic = b.create<linalg::GenericOp>(
-      loc, type, inputs, emptyLike(b, loc, type), maps, getIterators(rank),
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        nb.create<linalg::YieldOp>(nloc, body(nb, nloc, args));
+/// The maximum of one row of `x` (the row at `rowIndices`, along `axis`).
+Value buildRowMax(OpBuilder &b, Location loc, Value x, int64_t axis,
+                  ValueRange rowIndices) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Value init = createNegInf(b, loc, type.getElementType());
+  return buildLoopNest(
+      b, loc, {type.getDimSize(axis)}, init,
+      [&](OpBuilder &nb, Location nloc, ValueRange ivs, ValueRange acc) {
+        Value v = nb.create<tensor::ExtractOp>(
+            nloc, x, withColumn(rowIndices, axis, ivs[0]));
+        return SmallVector<Value>{
+            nb.create<arith::MaximumFOp>(nloc, v, acc[0])};
+      })[0];
+}
+
+/// The sum of exp(x - max) over one row; with `out`, each exp is also
+/// stored into `out` at its position. Returns the sum (and the new `out`).
+SmallVector<Value> buildRowSumExp(OpBuilder &b, Location loc, Value x,
+                                  int64_t axis, ValueRange rowIndices,
+                                  Value max, Value out = {}) {
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<Value> carried = {createFloat(b, loc, type.getElementType(), 0)};
+  if (out)
+    carried.push_back(out);
+  return buildLoopNest(
+      b, loc, {type.getDimSize(axis)}, carried,
+      [&](OpBuilder &nb, Location nloc, ValueRange ivs, ValueRange acc) {
+        SmallVector<Value> at = withColumn(rowIndices, axis, ivs[0]);
+        Value v = nb.create<tensor::ExtractOp>(nloc, x, at);
+        Value e = nb.create<math::ExpOp>(
+            nloc, nb.create<arith::SubFOp>(nloc, v, max));
+        SmallVector<Value> next = {nb.create<arith::AddFOp>(nloc, acc[0], e)};
+        if (out)
+          next.push_back(nb.create<tensor::InsertOp>(nloc, e, acc[1], at));
+        return next;
       });
-  return generic.getResult(0);
+}
+
+/// A new tensor of `type` written row by row (rows along `axis`): `body`
+/// gets the row's indices and the tensor so far and returns it with the
+/// row written.
+Value buildRows(OpBuilder &b, Location loc, RankedTensorType type,
+                int64_t axis,
+                function_ref<Value(OpBuilder &, Location, ValueRange, Value)>
+                    body) {
+  SmallVector<int64_t> rows(type.getShape());
+  rows.erase(rows.begin() + axis);
+  return buildLoopNest(
+      b, loc, rows, emptyLike(b, loc, type),
+      [&](OpBuilder &nb, Location nloc, ValueRange ivs, ValueRange acc) {
+        return SmallVector<Value>{body(nb, nloc, ivs, acc[0])};
+      })[0];
+}
+
+/// Rewrites each element of one row of `out` in place:
+/// out[at] = body(out[at], column).
+Value buildRowUpdate(
+    OpBuilder &b, Location loc, Value out, int64_t axis,
+    ValueRange rowIndices,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> body) {
+  auto type = cast<RankedTensorType>(out.getType());
+  return buildLoopNest(
+      b, loc, {type.getDimSize(axis)}, out,
+      [&](OpBuilder &nb, Location nloc, ValueRange ivs, ValueRange acc) {
+        SmallVector<Value> at = withColumn(rowIndices, axis, ivs[0]);
+        Value old = nb.create<tensor::ExtractOp>(nloc, acc[0], at);
+        Value value = body(nb, nloc, old, ivs[0]);
+        return SmallVector<Value>{
+            nb.create<tensor::InsertOp>(nloc, value, acc[0], at)};
+      })[0];
 }
 
 /// `label != ignore_index`, or true without one.
@@ -131,9 +167,31 @@ Value buildDivide(OpBuilder &b, Location loc, RankedTensorType type,
                       })[0];
 }
 
+/// The number of label positions that are not `ignoreIndex`, as a scalar
+/// of `elementType`.
+Value buildLabelCount(OpBuilder &b, Location loc, Value labels,
+                      std::optional<int64_t> ignoreIndex, Type elementType) {
+  auto labelsType = cast<RankedTensorType>(labels.getType());
+  auto scalarType = RankedTensorType::get({}, elementType);
+  Value zero = createFloat(b, loc, elementType, 0.0);
+  SmallVector<int64_t> allDims;
+  for (int64_t i = 0; i < labelsType.getRank(); ++i)
+    allDims.push_back(i);
+  return buildGeneric(
+      b, loc, labelsType.getShape(), allDims, labels,
+      createFilled(b, loc, scalarType, zero),
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value one = createFloat(nb, l, args[1].getType(), 1.0);
+        Value counted = isCounted(nb, l, args[0], ignoreIndex);
+        return SmallVector<Value>{nb.create<arith::AddFOp>(
+            l, args[1], selectFloat(nb, l, counted, one))};
+      })[0];
+}
+
 int64_t normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
+
 
 struct SoftmaxLowering : OpConversionPattern<graph::SoftmaxOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -143,16 +201,22 @@ struct SoftmaxLowering : OpConversionPattern<graph::SoftmaxOp> {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());
     int64_t axis = normalizeAxis(op.getAxis(), type.getRank());
-    auto [max, sum] =
-        buildMaxAndSumExp(rewriter, loc, adaptor.getInput(), axis);
-    Value result = buildRowwise(
-        rewriter, loc, type, axis, adaptor.getInput(), {max, sum}, {},
-        [](OpBuilder &b, Location l, ValueRange args) {
-          Value shifted = b.create<arith::SubFOp>(l, args[0], args[1]);
-          Value e = b.create<math::ExpOp>(l, shifted);
-          return SmallVector<Value>{b.create<arith::DivFOp>(l, e, args[2])};
-        });
-    rewriter.replaceOp(op, result);
+    Value x = adaptor.getInput();
+    // Per row: the maximum, the exps (stored) and their sum, then each
+    // stored exp divided by the sum.
+    rewriter.replaceOp(
+        op, buildRows(rewriter, loc, type, axis,
+                      [&](OpBuilder &b, Location l, ValueRange row, Value out) {
+                        Value max = buildRowMax(b, l, x, axis, row);
+                        SmallVector<Value> sum =
+                            buildRowSumExp(b, l, x, axis, row, max, out);
+                        return buildRowUpdate(
+                            b, l, sum[1], axis, row,
+                            [&](OpBuilder &nb, Location nl, Value e, Value) {
+                              return nb.create<arith::DivFOp>(nl, e, sum[0])
+                                  .getResult();
+                            });
+                      }));
     return success();
   }
 };
@@ -168,50 +232,56 @@ struct CrossEntropyLowering : OpConversionPattern<graph::CrossEntropyOp> {
     Type elementType =
         cast<RankedTensorType>(logits.getType()).getElementType();
     std::optional<int64_t> ignoreIndex = op.getIgnoreIndex();
-    auto [max, sum] = buildMaxAndSumExp(rewriter, loc, logits, /*axis=*/1);
 
-    // One reduction over every label position sums the per-position losses
-    // (logsumexp - the label's logit) and counts the positions used.
-    auto scalarType = RankedTensorType::get({}, elementType);
+    // One loop nest over the label positions (the rows along the class
+    // axis 1) sums logsumexp - the label's logit and counts the positions
+    // used; the row's maximum and sum of exps are loops inside it.
     Value zero = createFloat(rewriter, loc, elementType, 0.0);
-    Value totalInit = createFilled(rewriter, loc, scalarType, zero);
-    Value countInit = createFilled(rewriter, loc, scalarType, zero);
-    int64_t rank = labelsType.getRank();
-    SmallVector<int64_t> allDims;
-    for (int64_t i = 0; i < rank; ++i)
-      allDims.push_back(i);
-    SmallVector<Value> totals = buildGeneric(
-        rewriter, loc, labelsType.getShape(), allDims,
-        ValueRange{labels, max, sum}, ValueRange{totalInit, countInit},
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value label = args[0];
+    SmallVector<Value> totals = buildLoopNest(
+        rewriter, loc, labelsType.getShape(), {zero, zero},
+        [&](OpBuilder &b, Location l, ValueRange row, ValueRange acc) {
+          Value label = b.create<tensor::ExtractOp>(l, labels, row);
           Value counted = isCounted(b, l, label, ignoreIndex);
           // Ignored labels may be out of range: read class 0 instead.
           Value zeroLabel = b.create<arith::ConstantOp>(
               l, b.getIntegerAttr(label.getType(), 0));
           Value safeLabel =
               b.create<arith::SelectOp>(l, counted, label, zeroLabel);
-          SmallVector<Value> indices;
-          for (int64_t i = 0; i < rank; ++i) {
-            indices.push_back(b.create<linalg::IndexOp>(l, i));
-            if (i == 0)
-              indices.push_back(b.create<arith::IndexCastOp>(
-                  l, b.getIndexType(), safeLabel));
-          }
-          Value logit = b.create<tensor::ExtractOp>(l, logits, indices);
-          Value logSum = b.create<math::LogOp>(l, args[2]);
-          Value lse = b.create<arith::AddFOp>(l, args[1], logSum);
+          Value max = buildRowMax(b, l, logits, /*axis=*/1, row);
+          Value sum = buildRowSumExp(b, l, logits, /*axis=*/1, row, max)[0];
+          Value cls =
+              b.create<arith::IndexCastOp>(l, b.getIndexType(), safeLabel);
+          Value logit = b.create<tensor::ExtractOp>(
+              l, logits, withColumn(row, /*axis=*/1, cls));
+          Value logSum = b.create<math::LogOp>(l, sum);
+          Value lse = b.create<arith::AddFOp>(l, max, logSum);
           Value loss = b.create<arith::SubFOp>(l, lse, logit);
           Value one = createFloat(b, l, loss.getType(), 1.0);
           Value total = b.create<arith::AddFOp>(
-              l, args[3], selectFloat(b, l, counted, loss));
+              l, acc[0], selectFloat(b, l, counted, loss));
           Value count = b.create<arith::AddFOp>(
-              l, args[4], selectFloat(b, l, counted, one));
+              l, acc[1], selectFloat(b, l, counted, one));
           return SmallVector<Value>{total, count};
         });
-    rewriter.replaceOp(op, buildDivide(rewriter, loc,
-                                       cast<RankedTensorType>(op.getType()),
-                                       totals[0], totals[1]));
+    // A micro-batch whose labels are all ignored has the mean 0, not 0 / 0.
+    Value one = createFloat(rewriter, loc, totals[1].getType(), 1.0);
+    Value count = rewriter.create<arith::MaximumFOp>(loc, totals[1], one);
+    Value mean = rewriter.create<arith::DivFOp>(loc, totals[0], count);
+    rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(
+        op, cast<RankedTensorType>(op.getType()), mean);
+    return success();
+  }
+};
+
+struct LabelCountLowering : OpConversionPattern<graph::LabelCountOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(graph::LabelCountOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, buildLabelCount(rewriter, op.getLoc(),
+                                           adaptor.getLabels(),
+                                           op.getIgnoreIndex(),
+                                           op.getType().getElementType()));
     return success();
   }
 };
@@ -224,47 +294,58 @@ struct CrossEntropyGradLowering
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value logits = adaptor.getLogits(), labels = adaptor.getLabels();
+    Value lossGrad = adaptor.getLossGrad();
     auto type = cast<RankedTensorType>(logits.getType());
     auto labelsType = cast<RankedTensorType>(labels.getType());
+    auto lossGradType = cast<RankedTensorType>(lossGrad.getType());
+    if (lossGradType.getNumElements() != 1)
+      return rewriter.notifyMatchFailure(op, "loss_grad is not one element");
     Type elementType = type.getElementType();
     std::optional<int64_t> ignoreIndex = op.getIgnoreIndex();
-    auto [max, sum] = buildMaxAndSumExp(rewriter, loc, logits, /*axis=*/1);
 
-    auto scalarType = RankedTensorType::get({}, elementType);
     Value zero = createFloat(rewriter, loc, elementType, 0.0);
-    SmallVector<int64_t> allDims;
-    for (int64_t i = 0; i < labelsType.getRank(); ++i)
-      allDims.push_back(i);
-    Value count = buildGeneric(
-        rewriter, loc, labelsType.getShape(), allDims, labels,
-        createFilled(rewriter, loc, scalarType, zero),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value one = createFloat(b, l, args[1].getType(), 1.0);
-          Value counted = isCounted(b, l, args[0], ignoreIndex);
+    Value count = buildLoopNest(
+        rewriter, loc, labelsType.getShape(), zero,
+        [&](OpBuilder &b, Location l, ValueRange ivs, ValueRange acc) {
+          Value label = b.create<tensor::ExtractOp>(l, labels, ivs);
+          Value one = createFloat(b, l, elementType, 1.0);
+          Value counted = isCounted(b, l, label, ignoreIndex);
           return SmallVector<Value>{b.create<arith::AddFOp>(
-              l, args[1], selectFloat(b, l, counted, one))};
+              l, acc[0], selectFloat(b, l, counted, one))};
         })[0];
+    // At least 1, as in the forward: all-ignored rows get a zero gradient.
+    count = rewriter.create<arith::MaximumFOp>(
+        loc, count, createFloat(rewriter, loc, elementType, 1.0));
+    SmallVector<Value> origin(
+        lossGradType.getRank(),
+        rewriter.create<arith::ConstantIndexOp>(loc, 0));
+    Value dloss = rewriter.create<tensor::ExtractOp>(loc, lossGrad, origin);
+    Value scale = rewriter.create<arith::DivFOp>(loc, dloss, count);
 
-    // (softmax - onehot) * dloss / count, zero at ignored positions.
-    Value result = buildRowwise(
-        rewriter, loc, type, /*axis=*/1, logits, {labels, max, sum},
-        {adaptor.getLossGrad(), count},
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value x = args[0], label = args[1];
-          Value shifted = b.create<arith::SubFOp>(l, x, args[2]);
-          Value p = b.create<arith::DivFOp>(
-              l, b.create<math::ExpOp>(l, shifted), args[3]);
-          Value cls = b.create<arith::IndexCastOp>(
-              l, label.getType(), b.create<linalg::IndexOp>(l, 1));
-          Value isLabel =
-              b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, cls, label);
-          Value one = createFloat(b, l, x.getType(), 1.0);
-          Value diff = b.create<arith::SubFOp>(
-              l, p, selectFloat(b, l, isLabel, one));
-          Value scale = b.create<arith::DivFOp>(l, args[4], args[5]);
-          Value grad = b.create<arith::MulFOp>(l, diff, scale);
-          return SmallVector<Value>{
-              selectFloat(b, l, isCounted(b, l, label, ignoreIndex), grad)};
+    // Per row: the maximum, the exps (stored) and their sum, then
+    // (exp / sum - onehot) * dloss / count, zero at ignored positions.
+    Value result = buildRows(
+        rewriter, loc, type, /*axis=*/1,
+        [&](OpBuilder &b, Location l, ValueRange row, Value out) {
+          Value label = b.create<tensor::ExtractOp>(l, labels, row);
+          Value counted = isCounted(b, l, label, ignoreIndex);
+          Value max = buildRowMax(b, l, logits, /*axis=*/1, row);
+          SmallVector<Value> sum =
+              buildRowSumExp(b, l, logits, /*axis=*/1, row, max, out);
+          return buildRowUpdate(
+              b, l, sum[1], /*axis=*/1, row,
+              [&](OpBuilder &nb, Location nl, Value e, Value column) {
+                Value p = nb.create<arith::DivFOp>(nl, e, sum[0]);
+                Value cls = nb.create<arith::IndexCastOp>(
+                    nl, label.getType(), column);
+                Value isLabel = nb.create<arith::CmpIOp>(
+                    nl, arith::CmpIPredicate::eq, cls, label);
+                Value one = createFloat(nb, nl, elementType, 1.0);
+                Value diff = nb.create<arith::SubFOp>(
+                    nl, p, selectFloat(nb, nl, isLabel, one));
+                Value grad = nb.create<arith::MulFOp>(nl, diff, scale);
+                return selectFloat(nb, nl, counted, grad);
+              });
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -309,7 +390,7 @@ struct MSELossLowering : OpConversionPattern<graph::MSELossOp> {
 
 void populateLossPatterns(RewritePatternSet &patterns) {
   patterns.add<SoftmaxLowering, CrossEntropyLowering, CrossEntropyGradLowering,
-               MSELossLowering>(patterns.getContext());
+               LabelCountLowering, MSELossLowering>(patterns.getContext());
 }
 
 } // namespace pipecc::conversion

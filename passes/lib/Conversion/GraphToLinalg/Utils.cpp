@@ -2,6 +2,7 @@
 #include "GraphToLinalg.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
@@ -129,6 +130,25 @@ Value reshapeTo(OpBuilder &b, Location loc, Value value,
     return flat;
   return b.create<tensor::ExpandShapeOp>(loc, type, flat,
                                          allDims(type.getRank()));
+}
+
+SmallVector<Value> buildLoopNest(OpBuilder &b, Location loc,
+                                 ArrayRef<int64_t> sizes, ValueRange carried,
+                                 LoopBodyFn body) {
+  SmallVector<Value> lower, upper, steps;
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  for (int64_t size : sizes) {
+    lower.push_back(zero);
+    upper.push_back(b.create<arith::ConstantIndexOp>(loc, size));
+    steps.push_back(one);
+  }
+  scf::LoopNest nest = scf::buildLoopNest(
+      b, loc, lower, upper, steps, carried,
+      [&](OpBuilder &nb, Location nloc, ValueRange ivs, ValueRange args) {
+        return scf::ValueVector(body(nb, nloc, ivs, args));
+      });
+  return SmallVector<Value>(nest.results);
 }
 
 } // namespace pipecc::conversion

@@ -55,7 +55,9 @@ struct pipecc_rt_context {
   std::map<int64_t, pipecc::rt::InputSource> inputs; // by buffer id
   int64_t stepIndex = 0;
   double lossSum = 0;
-  int64_t lossCount = 0;
+  /// Losses reported, or labels counted under
+  /// PIPECC_RT_PROGRAM_COUNTED_MEAN_LOSS (exact integers in a double).
+  double lossCount = 0;
   std::map<std::string, pipecc::rt::Timer> timers;
 
   /// "buffer 3 ('fc1.weight')", for error messages.

@@ -109,6 +109,14 @@ typedef struct pipecc_rt_context pipecc_rt_context;
  * optimizer step; its outputs are PIPECC_RT_ROLE_OUTPUT buffers. Its data
  * inputs may hold inf and nan, and a scalar input is read whole (M = 1). */
 #define PIPECC_RT_PROGRAM_INFERENCE 0x2u
+/* The loss is a mean over counted labels (cross-entropy with an
+ * ignore_index): the rank computing it reports each micro-batch's sum with
+ * pipecc_rt_report_loss and its label count with
+ * pipecc_rt_report_loss_count. The step's loss is the sum of the sums over
+ * the sum of the counts, and every rank scales its accumulated gradients by
+ * 1 / that count (0 when the step counts no label) instead of
+ * gradient_scale, so the step equals one full batch exactly. */
+#define PIPECC_RT_PROGRAM_COUNTED_MEAN_LOSS 0x4u
 
 /* What the compiler emits for rank `rank` of `num_ranks`.
  * Layout (x86-64): {i32, i32, i32, i32, i64, f32, f32, i32, [4 x i8] pad, i64,
@@ -177,7 +185,9 @@ typedef struct pipecc_rt_rank_program {
  *   --quiet            no per-step lines
  *   --help
  * Each step: zero gradients, program->step(ctx), reduce the reported losses
- * to rank 0, optimizer step (unless PIPECC_RT_PROGRAM_OWNS_OPTIMIZER), and
+ * to rank 0 (to every rank under PIPECC_RT_PROGRAM_COUNTED_MEAN_LOSS, which
+ * sets the gradient scale from the label count), optimizer step (unless
+ * PIPECC_RT_PROGRAM_OWNS_OPTIMIZER), and
  * rank 0 prints
  *   step <n> loss <mean of reported losses, %.6f> samples/s <%.1f>
  * Parameters that several ranks hold under one name (replicas) are written
@@ -263,7 +273,9 @@ void pipecc_rt_wait_all(pipecc_rt_context *ctx);
  * group_size) (must include the caller; NULL/0 = all ranks). All members
  * call it with the same group and count, in the same order relative to
  * their other collectives. The group's communicator is created at first
- * use and cached. */
+ * use and cached. Deterministic: the lowest member adds the members' values
+ * in rank order and broadcasts the sum, so every member gets the same bits
+ * (the gradients of tied weights, whose copies must stay identical). */
 void pipecc_rt_allreduce_sum_f32(pipecc_rt_context *ctx, float *data,
                                  int64_t count, const int32_t *group_ranks,
                                  int32_t group_size);
@@ -274,11 +286,18 @@ void pipecc_rt_barrier(pipecc_rt_context *ctx);
 
 /* Records the loss of micro-batch `microbatch`. Call it on the rank(s)
  * computing the loss, once per micro-batch. The step's loss printed by rank
- * 0 is the mean of all values reported in the step, over all ranks. A loss
+ * 0 is the mean of all values reported in the step, over all ranks (under
+ * PIPECC_RT_PROGRAM_COUNTED_MEAN_LOSS: their sum over the reported label
+ * counts). A loss
  * that is inf or nan ends the job ("step <s>, micro-batch <m>: the loss is
  * nan; ..."), before any weights are updated or saved. */
 void pipecc_rt_report_loss(pipecc_rt_context *ctx, int64_t microbatch,
                            float loss);
+/* Records how many labels micro-batch `microbatch`'s loss counted (programs
+ * with PIPECC_RT_PROGRAM_COUNTED_MEAN_LOSS); a count that is negative or not
+ * finite ends the job. */
+void pipecc_rt_report_loss_count(pipecc_rt_context *ctx, int64_t microbatch,
+                                 float count);
 
 /* Adds micro-batch `microbatch`'s gradient `src` (as many floats as the
  * buffer holds) into gradient buffer `gradient_buffer_id`. A sum that is

@@ -69,6 +69,8 @@ public:
   /// is unspecified.
   void reduceSumF64(double *data, int64_t count, int root);
   int64_t allreduceMaxI64(int64_t value);
+  /// In-place sum over all ranks (control channel).
+  void allreduceSumF64(double *data, int64_t count);
   void broadcast(void *data, int64_t bytes, int root,
                  Channel channel = Channel::Program);
   void barrier(Channel channel = Channel::Program);

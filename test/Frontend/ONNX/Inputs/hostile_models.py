@@ -98,8 +98,8 @@ def main():
         numpy_helper.from_array(np.zeros((8, 3), np.float32), "w@2"))
     save(model, os.path.join(out, "init_merge.onnx"),
          {"w@1": b"w\xfe1", "w@2": b"w\xff1"})
-    # A weight read on two stages is refused by a pass, on the weight's
-    # location: the driver names it.
+    # A weight read on two stages (tied): its gradient's all-reduce names
+    # it.
     tied = "W" + FORGED
     save(make([helper.make_node("MatMul", ["x", tied], ["h"], name="mm1"),
                helper.make_node("Relu", ["h"], ["r"], name="relu"),

@@ -108,12 +108,6 @@ defvar Graph_PoolWindowArgs = (ins DenseI64ArrayAttr:$kernel_shape,
                                    DenseI64ArrayAttr:$pads,
                                    DenseI64ArrayAttr:$dilations,
                                    UnitAttr:$ceil_mode);
-defvar Graph_PoolOutputSize = [{
-    The result is `[N, C, o1..on]` with `o_i = (d_i + pad_begin_i +
-    pad_end_i - dilation_i * (k_i - 1) - 1) / stride_i + 1`, rounded down,
-    or up with `ceil_mode`; as in PyTorch, a window that would start in the
-    trailing padding is dropped.
-}];
 
 def Graph_MaxPoolOp : Graph_Op<"max_pool", [Pure, InferTypeOpAdaptor,
     CostOverride, Gradient]> {
@@ -121,7 +115,10 @@ def Graph_MaxPoolOp : Graph_Op<"max_pool", [Pure, InferTypeOpAdaptor,
   let description = [{
     Each result element is the maximum of the input elements of its window
     (`[N, C, d1..dn]` input, one window per output position and channel);
-    padded positions are ignored. }] # Graph_PoolOutputSize # [{
+    padded positions are ignored. The result is `[N, C, o1..on]` with `o_i =
+    (d_i + pad_begin_i + pad_end_i - dilation_i * (k_i - 1) - 1) / stride_i
+    + 1`, rounded down, or up with `ceil_mode`; as in PyTorch, a window that
+    would start in the trailing padding is dropped.
 
     ```mlir
     %y = graph.max_pool %x kernel = [2, 2] strides = [2, 2]
@@ -174,7 +171,10 @@ def Graph_AvgPoolOp : Graph_Op<"avg_pool", [Pure, InferTypeOpAdaptor,
     divided by the window's count: with `count_include_pad`, the window's
     positions inside the padded input (positions that `ceil_mode` adds past
     the trailing pads do not count, as in PyTorch); otherwise only the
-    positions inside the input. }] # Graph_PoolOutputSize # [{
+    positions inside the input. The result is `[N, C, o1..on]` with `o_i =
+    (d_i + pad_begin_i + pad_end_i - dilation_i * (k_i - 1) - 1) / stride_i
+    + 1`, rounded down, or up with `ceil_mode`; as in PyTorch, a window that
+    would start in the trailing padding is dropped.
 
     ```mlir
     %y = graph.avg_pool %x kernel = [3, 3] strides = [1, 1]

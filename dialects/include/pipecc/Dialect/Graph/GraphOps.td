@@ -137,7 +137,10 @@ def Graph_MatMulOp : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor,
   let description = [{
     The product of the two innermost dimensions of `lhs` and `rhs`, each
     optionally transposed first; leading (batch) dimensions broadcast as in
-    numpy. Both operands have rank 2 or more.
+    numpy. Both operands have rank 2 or more. An operand that is a
+    `graph.transpose` of only its two innermost dims canonicalizes into the
+    transpose flag (a Linear's exported `Transpose(weight)`), so neither the
+    forward nor the gradient copies the weight.
 
     ```mlir
     %y = graph.matmul %x, %w transpose_rhs
@@ -152,6 +155,7 @@ def Graph_MatMulOp : Graph_Op<"matmul", [Pure, InferTypeOpAdaptor,
     (`transpose_rhs` $transpose_rhs^)? attr-dict
     `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -484,5 +488,6 @@ def Graph_GatherGradOp : Graph_Op<"gather_grad", [Pure, CostOverride]> {
 }
 
 include "pipecc/Dialect/Graph/GraphConvolutionOps.td"
+include "pipecc/Dialect/Graph/GraphTokenLossOps.td"
 
 #endif // PIPECC_DIALECT_GRAPH_GRAPHOPS_TD

@@ -1,4 +1,4 @@
-//===- GraphWindows.h - Sliding windows of convolutions and pools -*- C++ -*-===//
+//===- GraphWindows.h - Sliding windows of convs and pools ------*- C++ -*-===//
 //
 // The arithmetic of sliding windows, shared by the ops' type inference, the
 // importer (auto_pad) and the lowering (average-pool divisors), so that each

@@ -129,8 +129,12 @@ def Pipeline_AllReduceOp : Pipeline_Op<"all_reduce", [HasParent<"ProgramOp">]> {
   let description = [{
     Sums the named tensor (typically an accumulated parameter gradient) over
     the ranks in `group`, which includes the program's own rank; every rank
-    of the group ends with the sum. Used for data parallelism and tied
-    weights.
+    of the group ends with the sum, the same bits on each (the CPU runtime
+    adds in rank order on the lowest rank and broadcasts). Used for tied
+    weights: the schedule places one per shared parameter gradient
+    (`grad.<parameter>`) on each rank holding the parameter, after the
+    rank's last W or backward (the verifier checks this), in one order on
+    all ranks.
 
     ```mlir
     pipeline.all_reduce "grad.wte" over [0, 3] : tensor<128x64xf32>
