@@ -96,7 +96,9 @@ LogicalResult runPasses(ModuleOp module,
 
 /// The phases' pass pipelines. Each is a list of registered passes, so
 /// `pipecc-opt` runs the same thing from the same text.
-std::string graphPipeline() { return "canonicalize,cse"; }
+std::string graphPipeline() {
+  return "canonicalize,cse,func.func(pipecc-fuse-norms)";
+}
 
 std::string autodiffPipeline(const DriverOptions &options) {
   std::string text;

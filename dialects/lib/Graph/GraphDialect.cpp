@@ -1,4 +1,5 @@
 #include "pipecc/Dialect/Graph/GraphDialect.h"
+#include "pipecc/Dialect/Graph/GraphEvaluation.h"
 #include "pipecc/Dialect/Graph/GraphOps.h"
 
 using namespace mlir;
@@ -12,6 +13,8 @@ void GraphDialect::initialize() {
 #define GET_OP_LIST
 #include "pipecc/Dialect/Graph/GraphOps.cpp.inc"
       >();
+  // Ops on constants fold through the constant evaluator.
+  detail::addGraphFoldInterface(this);
 }
 
 Operation *GraphDialect::materializeConstant(OpBuilder &builder,

@@ -5,6 +5,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 using namespace pipecc::graph;
@@ -311,14 +312,43 @@ LogicalResult ErfOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
   return success();
 }
 
+/// `condition` recomputed at the builder's point when it is a boolean
+/// function (comparisons, is_nan, not, and, or) of non-boolean values, as
+/// `where(is_nan(p), 0, p)` in exported attention: the backward then reads
+/// the float operands, not a boolean tensor (the CPU runtime keeps no
+/// boolean buffers between a stage's forward and backward).
+static Value recomputeCondition(OpBuilder &b, Value condition,
+                                unsigned depth = 0) {
+  Operation *def = condition.getDefiningOp();
+  if (!def || depth > 8 ||
+      !llvm::isa<EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp,
+                 IsNaNOp, NotOp, AndOp, OrOp>(def))
+    return condition;
+  IRMapping mapping;
+  for (Value operand : def->getOperands())
+    if (operand.getType() == condition.getType() ||
+        llvm::cast<RankedTensorType>(operand.getType())
+            .getElementType()
+            .isInteger(1))
+      mapping.map(operand, recomputeCondition(b, operand, depth + 1));
+  Operation *copy = b.clone(*def, mapping);
+  // The forward op's annotations (its identity for the partition) are its
+  // own; the copy keeps only what the builder gave it.
+  for (NamedAttribute attr : def->getDiscardableAttrs())
+    if (copy->getDiscardableAttr(attr.getName()) == attr.getValue())
+      copy->removeDiscardableAttr(attr.getName());
+  return copy->getResult(0);
+}
+
 LogicalResult WhereOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
                                       SmallVectorImpl<Value> &grads) {
   // Each value operand receives dy where it was selected, zero elsewhere.
   Location loc = getLoc();
   Value dy = resultGrads[0];
   Value zero = scalar(b, loc, dy, 0.0);
-  Value dl = b.create<WhereOp>(loc, getCondition(), dy, zero);
-  Value dr = b.create<WhereOp>(loc, getCondition(), zero, dy);
+  Value condition = recomputeCondition(b, getCondition());
+  Value dl = b.create<WhereOp>(loc, condition, dy, zero);
+  Value dr = b.create<WhereOp>(loc, condition, zero, dy);
   grads.push_back(Value()); // the condition is boolean
   grads.push_back(reduceToType(b, loc, dl, getLhs().getType()));
   grads.push_back(reduceToType(b, loc, dr, getRhs().getType()));

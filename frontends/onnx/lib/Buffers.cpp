@@ -34,7 +34,8 @@ static bool carriesGradient(const onnx::NodeProto &node, int index) {
       "Unsqueeze", "Squeeze", "Expand", "Tile", "TopK", "CumSum", "Trilu",
       "Dropout", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
       "ReduceProd", "ReduceL2", "ReduceLogSumExp", "SoftmaxCrossEntropyLoss",
-      "NegativeLogLikelihoodLoss", "Resize", "Pad",
+      "NegativeLogLikelihoodLoss", "Resize", "Pad", "SplitToSequence",
+      "SequenceAt",
       // pipecc does not train exponents.
       "Pow"};
   if (onlyFirst.contains(op))

@@ -94,6 +94,8 @@ private:
   func::FuncOp func;
   /// The value of every ONNX tensor name defined so far.
   llvm::StringMap<Value> values;
+  /// The ONNX sequences defined so far (SplitToSequence of a static split).
+  SequenceTable sequences;
   /// Names read by a node or returned by the graph.
   llvm::StringSet<> used;
 };
@@ -179,6 +181,11 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
       continue;
     }
     auto found = values.find(input);
+    // A sequence has no graph value; the pattern reads it by name.
+    if (found == values.end() && sequences.count(input)) {
+      operands.push_back(Value());
+      continue;
+    }
     if (found == values.end())
       return fail(loc, what + "input " + quote(input) +
                            " is not a graph input, an initializer or the "
@@ -194,7 +201,8 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   std::string error;
   {
     ErrorCollector errors(context);
-    NodeContext nodeContext(node, opset, operands, outputUsed, builder, loc);
+    NodeContext nodeContext(node, opset, operands, outputUsed, builder, loc,
+                            &sequences);
     converted = pattern(nodeContext, results);
     error = errors.getFirst();
   }
@@ -207,7 +215,7 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     if (output.empty())
       continue;
     if (i >= results.size() || !results[i]) {
-      if (outputUsed[i])
+      if (outputUsed[i] && !sequences.count(output))
         return fail(loc, what + "output " + std::to_string(i) + " (" +
                              quote(output) + ") is not supported");
       continue;

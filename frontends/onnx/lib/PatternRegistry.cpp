@@ -273,8 +273,6 @@ FailureOr<Value> NodeContext::reshape(Value value, ArrayRef<int64_t> shape) {
                               "elements)",
                               type, type.getNumElements(), resultType,
                               resultType.getNumElements()));
-  if (DenseElementsAttr constant = getConstant(value))
-    return createConstant(constant.reshape(resultType));
   return createTyped<graph::ReshapeOp>(resultType, value);
 }
 
@@ -283,7 +281,29 @@ FailureOr<Value> NodeContext::finish(Operation *op) {
     op->erase();
     return failure();
   }
-  return op->getResult(0);
+  return fold(op);
+}
+
+Value NodeContext::fold(Operation *op) {
+  Value result = op->getResult(0);
+  SmallVector<Attribute> constants;
+  for (Value operand : op->getOperands())
+    constants.push_back(getConstant(operand));
+  SmallVector<OpFoldResult> folded;
+  if (failed(op->fold(constants, folded)) || folded.size() != 1)
+    return result;
+  if (auto value = llvm::dyn_cast<Value>(folded[0])) {
+    // An in-place fold (reshape of a reshape) keeps the op.
+    if (value != result)
+      op->erase();
+    return value;
+  }
+  auto constant = llvm::dyn_cast<DenseElementsAttr>(
+      llvm::cast<Attribute>(folded[0]));
+  if (!constant || constant.getType() != result.getType())
+    return result;
+  op->erase();
+  return createConstant(constant);
 }
 
 //===----------------------------------------------------------------------===//
@@ -341,7 +361,10 @@ const PatternRegistry &PatternRegistry::get() {
     populateSlicingPatterns(r);
     populateNormalizationPatterns(r);
     populateConvolutionPatterns(r);
-    populateFlattenPatterns(r);
+    populateActivationPatterns(r);
+    populateLogLikelihoodPatterns(r);
+    populateGatherNDPatterns(r);
+    populateStaticShapePatterns(r);
     return r;
   }();
   return registry;

@@ -50,15 +50,19 @@ mlir::DenseElementsAttr convertTensor(const onnx::TensorProto &tensor,
 // NodeContext
 //===----------------------------------------------------------------------===//
 
+/// ONNX sequence values by name: SplitToSequence of a static tensor is a
+/// list of tensors known at import, read back by SequenceAt.
+using SequenceTable = llvm::StringMap<llvm::SmallVector<mlir::Value>>;
+
 /// What a pattern is given to convert one node.
 class NodeContext {
 public:
   NodeContext(const onnx::NodeProto &node, int64_t opset,
               llvm::ArrayRef<mlir::Value> operands,
               llvm::ArrayRef<bool> outputUsed, mlir::OpBuilder &builder,
-              mlir::Location loc)
+              mlir::Location loc, SequenceTable *sequences = nullptr)
       : node(node), opset(opset), builder(builder), loc(loc),
-        operands(operands), outputUsed(outputUsed) {}
+        sequences(sequences), operands(operands), outputUsed(outputUsed) {}
 
   const onnx::NodeProto &node;
   /// The default-domain opset of the model.
@@ -67,6 +71,9 @@ public:
   mlir::Location loc;
 
   mlir::MLIRContext *getContext() { return builder.getContext(); }
+
+  /// The sequences defined so far (null when the caller keeps none).
+  SequenceTable *sequences;
 
   //===--- Operands and results ---===//
 
@@ -131,6 +138,10 @@ public:
 
   /// Creates an op whose result type its InferTypeOpInterface infers, and
   /// verifies it; failures become diagnostics at the node, not crashes.
+  /// An op whose operands are all constants is evaluated by the graph
+  /// dialect's constant evaluator (its fold hook) and replaced by a
+  /// graph.constant, so static shape and mask arithmetic never reaches the
+  /// graph.
   template <typename OpTy>
   mlir::FailureOr<mlir::Value>
   create(mlir::ValueRange operands,
@@ -158,20 +169,24 @@ public:
     return finish(builder.create(state));
   }
 
-  /// Creates an op with the given result type and verifies it.
+  /// Creates an op with the given result type, verifies and folds it.
   template <typename OpTy, typename... Args>
   mlir::FailureOr<mlir::Value> createTyped(mlir::Type type, Args &&...args) {
     return finish(
         builder.create<OpTy>(loc, type, std::forward<Args>(args)...));
   }
 
-  /// `value` reshaped to `shape`; folded when `value` is a constant.
+  /// `value` reshaped to `shape` (a graph.reshape, folded like any op).
   mlir::FailureOr<mlir::Value> reshape(mlir::Value value,
                                        llvm::ArrayRef<int64_t> shape);
 
 private:
-  /// Verifies `op`; erases it and fails when it does not verify.
+  /// Verifies `op`, erasing it and failing when it does not verify, then
+  /// folds it (`fold`).
   mlir::FailureOr<mlir::Value> finish(mlir::Operation *op);
+  /// `op`'s result, or, when the op folds on the constants among its
+  /// operands (non-trainable parameters included), the folded value.
+  mlir::Value fold(mlir::Operation *op);
 
   llvm::ArrayRef<mlir::Value> operands;
   llvm::ArrayRef<bool> outputUsed;
@@ -233,7 +248,10 @@ void populateSelectionPatterns(PatternRegistry &registry);
 void populateSlicingPatterns(PatternRegistry &registry);
 void populateNormalizationPatterns(PatternRegistry &registry);
 void populateConvolutionPatterns(PatternRegistry &registry);
-void populateFlattenPatterns(PatternRegistry &registry);
+void populateActivationPatterns(PatternRegistry &registry);
+void populateLogLikelihoodPatterns(PatternRegistry &registry);
+void populateGatherNDPatterns(PatternRegistry &registry);
+void populateStaticShapePatterns(PatternRegistry &registry);
 
 /// The legality gate: one line naming every node that has no pattern for the
 /// model's opset (or lies outside the default domain) followed by the

@@ -1,18 +1,29 @@
 //===- Normalization.cpp - LayerNormalization -----------------------------===//
 //
-// LayerNormalization-17 imports as the same graph ops its opset-13 export
-// decomposes into (mean, centre, mean of squares, sqrt, divide, scale,
-// shift), so both exports train identically and need no extra gradient rule.
+// LayerNormalization-17 imports as one graph.layer_norm. Its opset-13
+// decomposition (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul,
+// Add) imports op by op and `pipecc-fuse-norms` fuses it into the same op,
+// so both exports train identically through one gradient rule.
 //
 //===----------------------------------------------------------------------===//
 
 #include "../Patterns.h"
+
+#include "pipecc/Dialect/Graph/Normalization.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace pipecc::frontend::detail;
 namespace graph = pipecc::graph;
+
+/// "[16, 64]": the row shape of a normalisation of `type` from `axis`.
+static std::string rowShapeText(RankedTensorType type, int64_t axis) {
+  std::string text = "[";
+  for (int64_t d = axis; d < type.getRank(); ++d)
+    text += (d > axis ? ", " : "") + std::to_string(type.getDimSize(d));
+  return text + "]";
+}
 
 static LogicalResult convertLayerNorm(NodeContext &ctx,
                                       SmallVectorImpl<Value> &results) {
@@ -21,8 +32,7 @@ static LogicalResult convertLayerNorm(NodeContext &ctx,
   Value x = ctx.getOperand(0), scale = ctx.getOperand(1),
         bias = ctx.getOperand(2);
   RankedTensorType type = ctx.getOperandType(0);
-  Type elementType = type.getElementType();
-  if (!llvm::isa<FloatType>(elementType))
+  if (!llvm::isa<FloatType>(type.getElementType()))
     return ctx.fail(llvm::formatv("LayerNormalization of {0} is not "
                                   "supported: graph arithmetic is "
                                   "floating-point",
@@ -34,49 +44,31 @@ static LogicalResult convertLayerNorm(NodeContext &ctx,
   if (failed(axis))
     return failure();
   float epsilon = ctx.getFloat("epsilon", 1e-5f);
-  SmallVector<int64_t> axes;
-  for (int64_t d = *axis; d < type.getRank(); ++d)
-    axes.push_back(d);
-  SmallVector<NamedAttribute> reduceAttrs = {
-      ctx.builder.getNamedAttr("axes", ctx.builder.getDenseI64ArrayAttr(axes)),
-      ctx.builder.getNamedAttr("keep_dims", ctx.builder.getUnitAttr())};
-
-  FailureOr<Value> mean = ctx.create<graph::ReduceMeanOp>({x}, reduceAttrs);
-  if (failed(mean))
-    return failure();
-  FailureOr<Value> centred = ctx.create<graph::SubOp>({x, *mean});
-  if (failed(centred))
-    return failure();
-  FailureOr<Value> square = ctx.create<graph::MulOp>({*centred, *centred});
-  if (failed(square))
-    return failure();
-  FailureOr<Value> variance =
-      ctx.create<graph::ReduceMeanOp>({*square}, reduceAttrs);
-  if (failed(variance))
-    return failure();
-  FailureOr<Value> shifted = ctx.create<graph::AddOp>(
-      {*variance, ctx.createScalar(elementType, epsilon)});
-  if (failed(shifted))
-    return failure();
-  FailureOr<Value> deviation = ctx.create<graph::SqrtOp>({*shifted});
-  if (failed(deviation))
-    return failure();
-  FailureOr<Value> y = ctx.create<graph::DivOp>({*centred, *deviation});
-  if (failed(y))
-    return failure();
-  y = ctx.create<graph::MulOp>({*y, scale});
-  if (failed(y))
-    return failure();
-  if (bias) {
-    y = ctx.create<graph::AddOp>({*y, bias});
-    if (failed(y))
-      return failure();
+  if (!(epsilon >= 0) || !std::isfinite(epsilon))
+    return ctx.fail(llvm::formatv("attribute 'epsilon' is {0}; a finite "
+                                  "non-negative number is required",
+                                  epsilon));
+  // Scale and B broadcast against X and vary only along the normalised
+  // dimensions; the fused op takes them in the row's shape.
+  SmallVector<Value, 2> rows;
+  for (auto [value, name] : {std::pair(scale, "Scale"), std::pair(bias, "B")}) {
+    if (!value) {
+      rows.push_back(Value());
+      continue;
+    }
+    if (!graph::isRowOperand(value, type, *axis))
+      return ctx.fail(llvm::formatv(
+          "{0} {1} does not broadcast to the normalised dimensions {2} of X "
+          "{3} (axis {4})",
+          name, value.getType(), rowShapeText(type, *axis), type, *axis));
+    rows.push_back(
+        graph::buildRowOperand(ctx.builder, ctx.loc, value, type, *axis));
   }
-  if (y->getType() != type)
-    return ctx.fail(llvm::formatv("Scale {0} or B {1} does not broadcast to "
-                                  "X {2}",
-                                  scale.getType(),
-                                  bias ? bias.getType() : Type(), type));
+  FailureOr<Value> y = ctx.createTyped<graph::LayerNormOp>(
+      type, x, rows[0], rows[1], ctx.builder.getI64IntegerAttr(*axis),
+      ctx.builder.getF64FloatAttr(epsilon));
+  if (failed(y))
+    return failure();
   results.push_back(*y);
   return success();
 }

@@ -1,141 +1,68 @@
-//===- Selection.cpp - Equal and Where ------------------------------------===//
+//===- Selection.cpp - Comparisons, logic and Where -----------------------===//
 //
-// Exporters build attention masks as Where(Equal(mask, 0), -inf, scores)
-// over a constant mask buffer: Equal only ever sees constants and folds
-// here, and Where becomes graph.where, or a constant when all its inputs are
-// constants. Both fold through one broadcasting constant evaluator.
+// Exporters build attention masks as Where(Equal(mask, 0), -inf, scores),
+// causal masks from Range/Less/And/Not, and padding masks from comparisons.
+// Each node is one graph op; on constant inputs (mask buffers, positions)
+// the graph dialect's constant evaluator folds it as it is created.
 //
 //===----------------------------------------------------------------------===//
 
 #include "../Patterns.h"
 
-#include "mlir/Dialect/Traits.h"
-#include "llvm/Support/FormatVariadic.h"
-
 using namespace mlir;
 using namespace pipecc::frontend::detail;
 namespace graph = pipecc::graph;
 
-namespace {
-using ElementFn = function_ref<Attribute(ArrayRef<Attribute>)>;
-} // namespace
-
-/// Evaluates an elementwise op on constants with numpy broadcasting: `fn`
-/// maps one element of each operand to one result element of `elementType`.
-static FailureOr<Value> foldBroadcast(NodeContext &ctx,
-                                      ArrayRef<DenseElementsAttr> operands,
-                                      Type elementType, ElementFn fn) {
-  SmallVector<int64_t> shape;
-  for (DenseElementsAttr operand : operands) {
-    SmallVector<int64_t> next;
-    auto type = llvm::cast<RankedTensorType>(operand.getType());
-    if (!OpTrait::util::getBroadcastedShape(shape, type.getShape(), next))
-      return ctx.fail(
-          llvm::formatv("input shapes do not broadcast: {0}", type));
-    shape = next;
-  }
-  SmallVector<SmallVector<Attribute>> values;
-  for (DenseElementsAttr operand : operands)
-    values.push_back(llvm::to_vector(operand.getValues<Attribute>()));
-  auto type = RankedTensorType::get(shape, elementType);
-  SmallVector<Attribute> out;
-  SmallVector<int64_t> index(shape.size(), 0);
-  SmallVector<Attribute> args(operands.size());
-  for (int64_t n = 0, e = type.getNumElements(); n < e; ++n) {
-    for (auto [i, operand] : llvm::enumerate(operands)) {
-      ArrayRef<int64_t> dims =
-          llvm::cast<RankedTensorType>(operand.getType()).getShape();
-      int64_t flat = 0;
-      size_t lead = shape.size() - dims.size();
-      for (size_t d = 0; d < dims.size(); ++d)
-        flat = flat * dims[d] + (dims[d] == 1 ? 0 : index[lead + d]);
-      args[i] = values[i][flat];
-    }
-    out.push_back(fn(args));
-    for (int64_t d = static_cast<int64_t>(index.size()) - 1; d >= 0; --d) {
-      if (++index[d] < shape[d])
-        break;
-      index[d] = 0;
-    }
-  }
-  return ctx.createConstant(DenseElementsAttr::get(type, out));
-}
-
-static bool elementsEqual(Attribute a, Attribute b) {
-  if (auto fa = llvm::dyn_cast<FloatAttr>(a))
-    return fa.getValue().compare(llvm::cast<FloatAttr>(b).getValue()) ==
-           APFloat::cmpEqual;
-  return llvm::cast<IntegerAttr>(a).getValue() ==
-         llvm::cast<IntegerAttr>(b).getValue();
-}
-
-static LogicalResult convertEqual(NodeContext &ctx,
-                                  SmallVectorImpl<Value> &results) {
-  if (failed(ctx.requireOperands(2)))
+/// A node whose inputs map one to one to the operands of `OpTy`.
+template <typename OpTy, unsigned NumOperands>
+static LogicalResult convertDirect(NodeContext &ctx,
+                                   SmallVectorImpl<Value> &results) {
+  if (failed(ctx.requireOperands(NumOperands)))
     return failure();
-  DenseElementsAttr lhs = ctx.getConstant(ctx.getOperand(0));
-  DenseElementsAttr rhs = ctx.getConstant(ctx.getOperand(1));
-  if (!lhs || !rhs)
-    return ctx.fail(llvm::formatv(
-        "Equal of {0} and {1} is not supported yet: comparisons fold only "
-        "when both inputs are constants (such as mask buffers)",
-        ctx.getOperand(0).getType(), ctx.getOperand(1).getType()));
-  if (lhs.getElementType() != rhs.getElementType())
-    return ctx.fail(llvm::formatv("input element types differ: {0} and {1}",
-                                  lhs.getType(), rhs.getType()));
-  Type i1 = ctx.builder.getI1Type();
-  FailureOr<Value> folded =
-      foldBroadcast(ctx, {lhs, rhs}, i1, [&](ArrayRef<Attribute> args) {
-        return IntegerAttr::get(i1, elementsEqual(args[0], args[1]));
-      });
-  if (failed(folded))
-    return failure();
-  results.push_back(*folded);
-  return success();
-}
-
-static LogicalResult convertWhere(NodeContext &ctx,
-                                  SmallVectorImpl<Value> &results) {
-  if (failed(ctx.requireOperands(3)))
-    return failure();
-  Value condition = ctx.getOperand(0), lhs = ctx.getOperand(1),
-        rhs = ctx.getOperand(2);
-  if (!ctx.getOperandType(0).getElementType().isInteger(1))
-    return ctx.fail(llvm::formatv("the condition {0} is not a bool tensor",
-                                  condition.getType()));
-  Type elementType = ctx.getOperandType(1).getElementType();
-  if (elementType != ctx.getOperandType(2).getElementType())
-    return ctx.fail(llvm::formatv("input element types differ: {0} and {1}",
-                                  lhs.getType(), rhs.getType()));
-  DenseElementsAttr c = ctx.getConstant(condition), l = ctx.getConstant(lhs),
-                    r = ctx.getConstant(rhs);
-  if (c && l && r) {
-    FailureOr<Value> folded = foldBroadcast(
-        ctx, {c, l, r}, elementType, [](ArrayRef<Attribute> args) {
-          return llvm::cast<IntegerAttr>(args[0]).getValue().isZero() ? args[2]
-                                                                      : args[1];
-        });
-    if (failed(folded))
-      return failure();
-    results.push_back(*folded);
-    return success();
-  }
-  if (!llvm::isa<FloatType>(elementType))
-    return ctx.fail(llvm::formatv(
-        "Where on {0} is not supported yet: graph selection is "
-        "floating-point, integer selection only folds on constants",
-        lhs.getType()));
-  FailureOr<Value> result = ctx.create<graph::WhereOp>({condition, lhs, rhs});
+  SmallVector<Value> operands;
+  for (unsigned i = 0; i < NumOperands; ++i)
+    operands.push_back(ctx.getOperand(i));
+  FailureOr<Value> result = ctx.create<OpTy>(operands);
   if (failed(result))
     return failure();
   results.push_back(*result);
   return success();
 }
 
+/// Max and Min of one or more inputs: a chain of binary extrema.
+template <typename OpTy>
+static LogicalResult convertExtremum(NodeContext &ctx,
+                                     SmallVectorImpl<Value> &results) {
+  if (ctx.getNumOperands() == 0 ||
+      failed(ctx.requireOperands(ctx.getNumOperands())))
+    return ctx.fail("needs inputs");
+  Value result = ctx.getOperand(0);
+  for (unsigned i = 1; i < ctx.getNumOperands(); ++i) {
+    FailureOr<Value> next = ctx.create<OpTy>({result, ctx.getOperand(i)});
+    if (failed(next))
+      return failure();
+    result = *next;
+  }
+  results.push_back(result);
+  return success();
+}
+
 void pipecc::frontend::detail::populateSelectionPatterns(
     PatternRegistry &registry) {
-  // Equal-7 gained broadcasting; 11 and 13 add element types.
-  registry.add("Equal", 7, convertEqual);
+  // Equal-7, Less/Greater-7 gained broadcasting; 9, 11, 13 and 19 add
+  // element types only.
+  registry.add("Equal", 7, convertDirect<graph::EqualOp, 2>);
+  registry.add("Less", 7, convertDirect<graph::LessOp, 2>);
+  registry.add("Greater", 7, convertDirect<graph::GreaterOp, 2>);
+  registry.add("LessOrEqual", 12, convertDirect<graph::LessEqualOp, 2>);
+  registry.add("GreaterOrEqual", 12, convertDirect<graph::GreaterEqualOp, 2>);
+  registry.add("Not", 1, convertDirect<graph::NotOp, 1>);
+  registry.add("And", 7, convertDirect<graph::AndOp, 2>);
+  registry.add("Or", 7, convertDirect<graph::OrOp, 2>);
+  registry.add("IsNaN", 9, convertDirect<graph::IsNaNOp, 1>);
+  // Max/Min-8 gained broadcasting; 12 and 13 add element types.
+  registry.add("Max", 8, convertExtremum<graph::MaximumOp>);
+  registry.add("Min", 8, convertExtremum<graph::MinimumOp>);
   // Where-16 adds element types only.
-  registry.add("Where", 9, convertWhere);
+  registry.add("Where", 9, convertDirect<graph::WhereOp, 3>);
 }

@@ -1,15 +1,14 @@
 //===- Shape.cpp - Reshape, Transpose and the shape sub-graph ops ---------===//
 //
 // Exporters compute Reshape targets with Shape -> Gather -> Unsqueeze ->
-// Concat chains. With static shapes every such chain folds to a constant
-// here; the ops have no graph counterpart for non-constant data except
-// Reshape, Transpose, Identity, (Un)Squeeze and same-type Cast.
+// Concat chains. Shape reads the static type; every other node is a graph
+// op that the constant evaluator folds as it is created, so such chains end
+// as constants and the same ops on computed tensors stay graph ops.
 //
 //===----------------------------------------------------------------------===//
 
 #include "../Patterns.h"
 
-#include "llvm/ADT/APSInt.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -23,12 +22,6 @@ static LogicalResult push(FailureOr<Value> value,
     return failure();
   results.push_back(*value);
   return success();
-}
-
-static LogicalResult notSupportedYet(NodeContext &ctx, Value data) {
-  return ctx.fail(llvm::formatv("{0} of the non-constant {1} is not "
-                                "supported yet (only constant inputs fold)",
-                                ctx.node.op_type(), data.getType()));
 }
 
 //===----------------------------------------------------------------------===//
@@ -143,6 +136,59 @@ static LogicalResult convertDropout(NodeContext &ctx,
   return success();
 }
 
+/// The dense value of a sparse tensor (Constant's `sparse_value`): zeros
+/// except at `indices`, given as flat positions ([NNZ]) or coordinates
+/// ([NNZ, rank]).
+static FailureOr<DenseElementsAttr>
+densify(NodeContext &ctx, const onnx::SparseTensorProto &sparse) {
+  std::string error;
+  DenseElementsAttr values =
+      convertTensor(sparse.values(), ctx.getContext(), error);
+  if (!values)
+    return ctx.fail("attribute 'sparse_value' has values that " + error);
+  DenseElementsAttr indices =
+      convertTensor(sparse.indices(), ctx.getContext(), error);
+  if (!indices || !indices.getElementType().isInteger(64))
+    return ctx.fail("attribute 'sparse_value' needs int64 indices");
+  SmallVector<int64_t> shape(sparse.dims().begin(), sparse.dims().end());
+  int64_t count = 1;
+  for (int64_t dim : shape) {
+    if (dim < 0 || (dim != 0 && count > (int64_t(1) << 30) / dim))
+      return ctx.fail("attribute 'sparse_value' has an invalid shape");
+    count *= dim;
+  }
+  int64_t nnz = values.getNumElements();
+  auto positions = llvm::to_vector(indices.getValues<int64_t>());
+  bool coordinates = static_cast<int64_t>(positions.size()) ==
+                         nnz * static_cast<int64_t>(shape.size()) &&
+                     shape.size() > 1;
+  if (!coordinates && static_cast<int64_t>(positions.size()) != nnz)
+    return ctx.fail("attribute 'sparse_value' has indices that do not "
+                    "match its values");
+  auto type = RankedTensorType::get(shape, values.getElementType());
+  auto elements = llvm::to_vector(values.getValues<Attribute>());
+  Attribute zero = ctx.builder.getZeroAttr(values.getElementType());
+  SmallVector<Attribute> out(count, zero);
+  for (int64_t i = 0; i < nnz; ++i) {
+    int64_t flat = 0;
+    if (coordinates) {
+      for (size_t d = 0; d < shape.size(); ++d) {
+        int64_t at = positions[i * shape.size() + d];
+        if (at < 0 || at >= shape[d])
+          return ctx.fail("attribute 'sparse_value' has an index out of "
+                          "range");
+        flat = flat * shape[d] + at;
+      }
+    } else {
+      flat = positions[i];
+    }
+    if (flat < 0 || flat >= count)
+      return ctx.fail("attribute 'sparse_value' has an index out of range");
+    out[flat] = elements[i];
+  }
+  return DenseElementsAttr::get(type, out);
+}
+
 static LogicalResult convertConstant(NodeContext &ctx,
                                      SmallVectorImpl<Value> &results) {
   Builder &b = ctx.builder;
@@ -174,10 +220,16 @@ static LogicalResult convertConstant(NodeContext &ctx,
           RankedTensorType::get({static_cast<int64_t>(ints.size())},
                                 b.getI64Type()),
           ArrayRef<int64_t>(ints));
+    } else if (name == "sparse_value") {
+      FailureOr<DenseElementsAttr> dense = densify(ctx, attr.sparse_tensor());
+      if (failed(dense))
+        return failure();
+      value = *dense;
     } else {
+      // value_string(s): pipecc has no string tensors.
       return ctx.fail("attribute " + pipecc::support::quote(name) +
                       " is not supported (value, value_float, value_floats, "
-                      "value_int and value_ints are)");
+                      "value_int, value_ints and sparse_value are)");
     }
     results.push_back(ctx.createConstant(value));
     return success();
@@ -216,75 +268,35 @@ static LogicalResult convertShape(NodeContext &ctx,
   return success();
 }
 
-/// Gather from a tensor the graph computes or trains (an embedding table):
-/// a graph.gather, whose gradient scatter-adds. Constant indices are
-/// checked here; data-dependent ones are the runtime's to trust.
-static LogicalResult convertComputedGather(NodeContext &ctx, int64_t axis,
-                                           SmallVectorImpl<Value> &results) {
+/// Gather: a graph.gather, whose gradient scatter-adds (an embedding
+/// table); on constants it folds. Constant indices are checked here;
+/// data-dependent ones are the runtime's to trust.
+static LogicalResult convertGather(NodeContext &ctx,
+                                   SmallVectorImpl<Value> &results) {
+  if (failed(ctx.requireOperands(2)))
+    return failure();
   Value data = ctx.getOperand(0), indices = ctx.getOperand(1);
-  if (!llvm::isa<FloatType>(ctx.getOperandType(0).getElementType()))
-    return notSupportedYet(ctx, data);
+  RankedTensorType type = ctx.getOperandType(0);
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", 0), type.getRank());
+  if (failed(axis))
+    return failure();
   Type indexType = ctx.getOperandType(1).getElementType();
   if (!indexType.isInteger(32) && !indexType.isInteger(64))
     return ctx.fail(llvm::formatv("indices {0} must be int32 or int64",
                                   indices.getType()));
-  int64_t size = ctx.getOperandType(0).getDimSize(axis);
+  int64_t size = type.getDimSize(*axis);
   if (DenseElementsAttr constant = ctx.getConstant(indices))
     for (const APInt &index : constant.getValues<APInt>())
       if (index.getSExtValue() < -size || index.getSExtValue() >= size)
         return ctx.fail(llvm::formatv("index {0} is out of range for "
                                       "dimension {1} of size {2}",
-                                      index.getSExtValue(), axis, size));
+                                      index.getSExtValue(), *axis, size));
   return push(ctx.create<graph::GatherOp>(
                   {data, indices},
                   {ctx.builder.getNamedAttr(
-                      "axis", ctx.builder.getI64IntegerAttr(axis))}),
+                      "axis", ctx.builder.getI64IntegerAttr(*axis))}),
               results);
-}
-
-static LogicalResult convertGather(NodeContext &ctx,
-                                   SmallVectorImpl<Value> &results) {
-  if (failed(ctx.requireOperands(2)))
-    return failure();
-  DenseElementsAttr data = ctx.getConstant(ctx.getOperand(0));
-  RankedTensorType type = ctx.getOperandType(0);
-  ArrayRef<int64_t> dims = type.getShape();
-  FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", 0),
-                                              type.getRank());
-  if (failed(axis))
-    return failure();
-  if (!data)
-    return convertComputedGather(ctx, *axis, results);
-  FailureOr<SmallVector<int64_t>> indices =
-      ctx.getConstantInts(ctx.getOperand(1), "indices");
-  if (failed(indices))
-    return failure();
-  int64_t outer = 1, inner = 1, size = dims[*axis];
-  for (int64_t d = 0; d < *axis; ++d)
-    outer *= dims[d];
-  for (int64_t d = *axis + 1; d < type.getRank(); ++d)
-    inner *= dims[d];
-  for (int64_t &index : *indices) {
-    if (index < -size || index >= size)
-      return ctx.fail(llvm::formatv("index {0} is out of range for dimension "
-                                    "{1} of size {2}",
-                                    index, *axis, size));
-    if (index < 0)
-      index += size;
-  }
-  auto elements = llvm::to_vector(data.getValues<Attribute>());
-  SmallVector<Attribute> out;
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t index : *indices)
-      for (int64_t i = 0; i < inner; ++i)
-        out.push_back(elements[(o * size + index) * inner + i]);
-  SmallVector<int64_t> shape(dims.take_front(*axis));
-  auto indexShape = ctx.getOperandType(1).getShape();
-  shape.append(indexShape.begin(), indexShape.end());
-  shape.append(dims.begin() + *axis + 1, dims.end());
-  results.push_back(ctx.createConstant(DenseElementsAttr::get(
-      RankedTensorType::get(shape, type.getElementType()), out)));
-  return success();
 }
 
 /// The axes of (Un)Squeeze: an attribute before opset 13, an (optional for
@@ -366,84 +378,30 @@ static LogicalResult convertConcat(NodeContext &ctx,
   std::optional<int64_t> axisAttr = ctx.getInt("axis");
   if (!axisAttr)
     return ctx.fail("needs the 'axis' attribute");
-  RankedTensorType first = ctx.getOperandType(0);
-  FailureOr<int64_t> axis = ctx.normalizeAxis(*axisAttr, first.getRank());
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(*axisAttr, ctx.getOperandType(0).getRank());
   if (failed(axis))
     return failure();
-  SmallVector<DenseElementsAttr> parts;
-  SmallVector<int64_t> shape(first.getShape());
-  shape[*axis] = 0;
-  for (unsigned i = 0; i < ctx.getNumOperands(); ++i) {
-    DenseElementsAttr part = ctx.getConstant(ctx.getOperand(i));
-    if (!part)
-      return notSupportedYet(ctx, ctx.getOperand(i));
-    RankedTensorType type = ctx.getOperandType(i);
-    bool compatible = type.getElementType() == first.getElementType() &&
-                      type.getRank() == first.getRank();
-    for (int64_t d = 0; compatible && d < type.getRank(); ++d)
-      compatible = d == *axis || type.getDimSize(d) == first.getDimSize(d);
-    if (!compatible)
-      return ctx.fail(llvm::formatv("cannot concatenate {0} and {1} along "
-                                    "axis {2}",
-                                    first, type, *axis));
-    shape[*axis] += type.getDimSize(*axis);
-    parts.push_back(part);
-  }
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < *axis; ++d)
-    outer *= shape[d];
-  for (int64_t d = *axis + 1; d < first.getRank(); ++d)
-    inner *= shape[d];
-  SmallVector<SmallVector<Attribute>> elements;
-  for (DenseElementsAttr part : parts)
-    elements.push_back(llvm::to_vector(part.getValues<Attribute>()));
-  SmallVector<Attribute> out;
-  for (int64_t o = 0; o < outer; ++o)
-    for (auto [part, values] : llvm::zip(parts, elements)) {
-      int64_t chunk =
-          llvm::cast<RankedTensorType>(part.getType()).getDimSize(*axis) *
-          inner;
-      out.append(values.begin() + o * chunk, values.begin() + (o + 1) * chunk);
-    }
-  results.push_back(ctx.createConstant(DenseElementsAttr::get(
-      RankedTensorType::get(shape, first.getElementType()), out)));
-  return success();
+  SmallVector<Value> inputs;
+  for (unsigned i = 0; i < ctx.getNumOperands(); ++i)
+    inputs.push_back(ctx.getOperand(i));
+  return push(ctx.create<graph::ConcatOp>(
+                  inputs, {ctx.builder.getNamedAttr(
+                              "axis", ctx.builder.getI64IntegerAttr(*axis))}),
+              results);
 }
 
-/// One element converted as ONNX Cast does: floats to integers truncate
-/// toward zero, anything to bool is "not zero".
-static Attribute castElement(Attribute element, Type to) {
-  bool toBool = to.isInteger(1);
-  if (auto f = llvm::dyn_cast<FloatAttr>(element)) {
-    APFloat value = f.getValue();
-    if (auto floatType = llvm::dyn_cast<FloatType>(to)) {
-      bool losesInfo;
-      value.convert(floatType.getFloatSemantics(),
-                    APFloat::rmNearestTiesToEven, &losesInfo);
-      return FloatAttr::get(to, value);
-    }
-    if (toBool)
-      return IntegerAttr::get(to, APInt(1, value.isZero() ? 0 : 1));
-    APSInt result(to.getIntOrFloatBitWidth(), /*isUnsigned=*/false);
-    bool isExact;
-    value.convertToInteger(result, APFloat::rmTowardZero, &isExact);
-    return IntegerAttr::get(to, result);
-  }
-  APInt value = llvm::cast<IntegerAttr>(element).getValue();
-  bool fromBool = value.getBitWidth() == 1;
-  if (auto floatType = llvm::dyn_cast<FloatType>(to)) {
-    APFloat result(floatType.getFloatSemantics());
-    result.convertFromAPInt(value, /*IsSigned=*/!fromBool,
-                            APFloat::rmNearestTiesToEven);
-    return FloatAttr::get(to, result);
-  }
-  if (toBool)
-    return IntegerAttr::get(to, APInt(1, value.isZero() ? 0 : 1));
-  unsigned width = to.getIntOrFloatBitWidth();
-  return IntegerAttr::get(to, fromBool ? value.zextOrTrunc(width)
-                                       : value.sextOrTrunc(width));
+/// `value` converted to `toType` (the identity when it has that element
+/// type already).
+static FailureOr<Value> castTo(NodeContext &ctx, Value value, Type toType) {
+  auto type = llvm::cast<RankedTensorType>(value.getType());
+  if (type.getElementType() == toType)
+    return value;
+  return ctx.createTyped<graph::CastOp>(type.clone(toType), value);
 }
 
+/// Cast-19 adds `saturate`, which only concerns float8 types; pipecc has
+/// none, so every Cast since 6 is the same conversion.
 static LogicalResult convertCast(NodeContext &ctx,
                                  SmallVectorImpl<Value> &results) {
   if (failed(ctx.requireOperands(1)))
@@ -453,25 +411,19 @@ static LogicalResult convertCast(NodeContext &ctx,
     return ctx.fail("needs the 'to' attribute");
   Type toType = convertElementType(*to, ctx.getContext());
   if (!toType)
-    return ctx.fail("casts to " + dataTypeName(*to) +
+    return ctx.fail("attribute 'to' is " + dataTypeName(*to) +
                     ", which pipecc does not support");
-  Value input = ctx.getOperand(0);
-  RankedTensorType type = ctx.getOperandType(0);
-  if (type.getElementType() == toType) {
-    results.push_back(input);
-    return success();
-  }
-  DenseElementsAttr data = ctx.getConstant(input);
-  if (!data)
-    return ctx.fail(llvm::formatv("Cast of the non-constant {0} to {1} is not "
-                                  "supported yet",
-                                  type, toType));
-  SmallVector<Attribute> out;
-  for (Attribute element : data.getValues<Attribute>())
-    out.push_back(castElement(element, toType));
-  results.push_back(ctx.createConstant(
-      DenseElementsAttr::get(type.clone(toType), out)));
-  return success();
+  return push(castTo(ctx, ctx.getOperand(0), toType), results);
+}
+
+/// CastLike-15: Cast to the element type of the second input.
+static LogicalResult convertCastLike(NodeContext &ctx,
+                                     SmallVectorImpl<Value> &results) {
+  if (failed(ctx.requireOperands(2)))
+    return failure();
+  return push(castTo(ctx, ctx.getOperand(0),
+                     ctx.getOperandType(1).getElementType()),
+              results);
 }
 
 void pipecc::frontend::detail::populateShapePatterns(
@@ -494,4 +446,5 @@ void pipecc::frontend::detail::populateShapePatterns(
   // Concat-4 made `axis` required; Cast-6 made `to` an integer.
   registry.add("Concat", 4, convertConcat);
   registry.add("Cast", 6, convertCast);
+  registry.add("CastLike", 15, convertCastLike);
 }

@@ -1,8 +1,9 @@
-//===- Slicing.cpp - Slice and Split --------------------------------------===//
+//===- Slicing.cpp - Slice, Split and Pad ---------------------------------===//
 //
-// Both cut boxes out of a tensor. On constants (mask buffers, shape
-// vectors) any step folds here; on computed tensors a unit-step box is a
-// graph.slice, whose gradient pads back with zeros.
+// Slice and Split cut boxes out of a tensor: a unit-step box is a
+// graph.slice, whose gradient pads back with zeros; other steps are a
+// graph.strided_slice, which only constants (mask buffers, shape vectors)
+// may take: it folds. Pad is a graph.pad, whose gradient slices.
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,44 +78,40 @@ static FailureOr<Box> resolveBox(NodeContext &ctx, RankedTensorType type,
   return box;
 }
 
-/// `value` cut to `box`: folded when it is a constant, else a graph.slice
-/// (unit steps only).
+/// `value` cut to `box`: a graph.slice (unit steps) or graph.strided_slice;
+/// both fold when `value` is a constant.
 static FailureOr<Value> cut(NodeContext &ctx, Value value, const Box &box) {
   auto type = llvm::cast<RankedTensorType>(value.getType());
   auto resultType = type.clone(box.sizes);
-  if (resultType == type &&
-      llvm::all_of(box.steps, [](int64_t s) { return s == 1; }))
+  bool unitSteps = llvm::all_of(box.steps, [](int64_t s) { return s == 1; });
+  if (resultType == type && unitSteps)
     return value;
-  if (DenseElementsAttr constant = ctx.getConstant(value)) {
-    auto elements = llvm::to_vector(constant.getValues<Attribute>());
-    SmallVector<Attribute> out;
-    SmallVector<int64_t> index(box.sizes.size(), 0);
-    for (int64_t n = 0, e = resultType.getNumElements(); n < e; ++n) {
-      int64_t flat = 0;
-      for (size_t d = 0; d < index.size(); ++d)
-        flat =
-            flat * type.getDimSize(d) + box.starts[d] + index[d] * box.steps[d];
-      out.push_back(elements[flat]);
-      for (int64_t d = static_cast<int64_t>(index.size()) - 1; d >= 0; --d) {
-        if (++index[d] < box.sizes[d])
-          break;
-        index[d] = 0;
-      }
-    }
-    return ctx.createConstant(DenseElementsAttr::get(resultType, out));
-  }
-  if (llvm::any_of(box.steps, [](int64_t s) { return s != 1; }))
+  bool constant = static_cast<bool>(ctx.getConstant(value));
+  if (!constant && !unitSteps)
     return ctx.fail(llvm::formatv("{0} of the non-constant {1} with a step "
                                   "other than 1 is not supported yet",
                                   ctx.node.op_type(), type));
-  if (resultType.getNumElements() == 0)
+  if (!constant && resultType.getNumElements() == 0)
     return ctx.fail(
         llvm::formatv("{0} of {1} is empty", ctx.node.op_type(), type));
-  return ctx.create<graph::SliceOp>(
-      {value}, {ctx.builder.getNamedAttr(
-                    "offsets", ctx.builder.getDenseI64ArrayAttr(box.starts)),
-                ctx.builder.getNamedAttr(
-                    "sizes", ctx.builder.getDenseI64ArrayAttr(box.sizes))});
+  Builder &b = ctx.builder;
+  if (unitSteps)
+    return ctx.create<graph::SliceOp>(
+        {value},
+        {b.getNamedAttr("offsets", b.getDenseI64ArrayAttr(box.starts)),
+         b.getNamedAttr("sizes", b.getDenseI64ArrayAttr(box.sizes))});
+  // An empty dimension reads nothing: any in-range offset will do.
+  SmallVector<int64_t> starts(box.starts);
+  for (size_t d = 0; d < starts.size(); ++d)
+    if (box.sizes[d] == 0)
+      starts[d] = 0;
+  if (resultType.getNumElements() == 0)
+    return ctx.createConstant(DenseElementsAttr::get(resultType,
+                                                     ArrayRef<Attribute>()));
+  return ctx.create<graph::StridedSliceOp>(
+      {value}, {b.getNamedAttr("offsets", b.getDenseI64ArrayAttr(starts)),
+                b.getNamedAttr("sizes", b.getDenseI64ArrayAttr(box.sizes)),
+                b.getNamedAttr("strides", b.getDenseI64ArrayAttr(box.steps))});
 }
 
 /// `Inputs`: Slice-10 and later take starts, ends, axes and steps as inputs;
@@ -234,10 +231,136 @@ static LogicalResult convertSplit(NodeContext &ctx,
   return success();
 }
 
+/// Pad in constant mode. `Inputs`: Pad-11 and later take pads and
+/// constant_value as inputs (and from 18 axes); Pad-2 takes attributes.
+/// Negative pads crop (a slice first); a non-zero pad value is selected
+/// with a constant mask of the input's box.
+template <bool Inputs>
+static LogicalResult convertPad(NodeContext &ctx,
+                                SmallVectorImpl<Value> &results) {
+  if (failed(ctx.requireOperands(Inputs ? 2 : 1)))
+    return failure();
+  std::string mode = ctx.getString("mode").value_or("constant");
+  if (mode != "constant")
+    return ctx.fail("attribute 'mode' is " + pipecc::support::quote(mode) +
+                    ", which is not supported (only \"constant\" is)");
+  Value input = ctx.getOperand(0);
+  RankedTensorType type = ctx.getOperandType(0);
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> pads, axes;
+  DenseElementsAttr padValue;
+  if constexpr (Inputs) {
+    FailureOr<SmallVector<int64_t>> given =
+        ctx.getConstantInts(ctx.getOperand(1), "pads");
+    if (failed(given))
+      return failure();
+    pads = *given;
+    if (Value value = ctx.getOperand(2)) {
+      padValue = ctx.getConstant(value);
+      if (!padValue || padValue.getNumElements() != 1 ||
+          padValue.getElementType() != type.getElementType())
+        return ctx.fail("input 'constant_value' must be a constant scalar of "
+                        "the input's element type");
+    }
+    if (Value axesInput = ctx.getOperand(3)) {
+      FailureOr<SmallVector<int64_t>> values =
+          ctx.getConstantInts(axesInput, "axes");
+      if (failed(values))
+        return failure();
+      FailureOr<SmallVector<int64_t>> normal = ctx.normalizeAxes(*values, rank);
+      if (failed(normal))
+        return failure();
+      axes = *normal;
+    }
+  } else {
+    pads = ctx.getInts("pads").value_or(SmallVector<int64_t>());
+    float value = ctx.getFloat("value", 0.0f);
+    if (value != 0.0f) {
+      if (!llvm::isa<FloatType>(type.getElementType()))
+        return ctx.fail("attribute 'value' must be 0 for a non-float input");
+      padValue = DenseElementsAttr::get(
+          RankedTensorType::get({}, type.getElementType()),
+          FloatAttr::get(type.getElementType(), value));
+    }
+  }
+  if (axes.empty())
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  if (pads.size() != 2 * axes.size())
+    return ctx.fail(llvm::formatv("has {0} pads for {1} axes; it needs two "
+                                  "per axis",
+                                  pads.size(), axes.size()));
+  SmallVector<int64_t> before(rank, 0), after(rank, 0);
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    before[axis] = pads[i];
+    after[axis] = pads[i + axes.size()];
+  }
+  // Negative pads remove elements: crop those first.
+  Box crop;
+  crop.steps.assign(rank, 1);
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t start = std::max<int64_t>(0, -before[d]);
+    int64_t size = type.getDimSize(d) - start - std::max<int64_t>(0, -after[d]);
+    if (size < 0)
+      return ctx.fail(llvm::formatv("pads crop dimension {0} of size {1} "
+                                    "below zero",
+                                    d, type.getDimSize(d)));
+    crop.starts.push_back(start);
+    crop.sizes.push_back(size);
+  }
+  FailureOr<Value> cropped = cut(ctx, input, crop);
+  if (failed(cropped))
+    return failure();
+  SmallVector<int64_t> low, shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    low.push_back(std::max<int64_t>(0, before[d]));
+    shape.push_back(crop.sizes[d] + low.back() +
+                    std::max<int64_t>(0, after[d]));
+  }
+  auto resultType = type.clone(shape);
+  Builder &b = ctx.builder;
+  auto lowAttr = b.getDenseI64ArrayAttr(low);
+  FailureOr<Value> padded =
+      resultType == llvm::cast<RankedTensorType>(cropped->getType())
+          ? *cropped
+          : ctx.createTyped<graph::PadOp>(resultType, *cropped, lowAttr);
+  if (failed(padded))
+    return failure();
+  bool zeroValue = !padValue || (*padValue.getValues<Attribute>().begin() ==
+                                 b.getZeroAttr(type.getElementType()));
+  if (zeroValue || resultType == llvm::cast<RankedTensorType>(
+                                     cropped->getType())) {
+    results.push_back(*padded);
+    return success();
+  }
+  // The box holds the input, the rest the pad value.
+  auto boxType = llvm::cast<RankedTensorType>(cropped->getType())
+                     .clone(b.getI1Type());
+  FailureOr<Value> box = ctx.createTyped<graph::PadOp>(
+      resultType.clone(b.getI1Type()),
+      ctx.createConstant(DenseElementsAttr::get(boxType, true)), lowAttr);
+  if (failed(box))
+    return failure();
+  FailureOr<Value> result = ctx.create<graph::WhereOp>(
+      {*box, *padded,
+       ctx.createConstant(padValue.reshape(
+           RankedTensorType::get({}, type.getElementType())))});
+  if (failed(result))
+    return failure();
+  results.push_back(*result);
+  return success();
+}
+
 void pipecc::frontend::detail::populateSlicingPatterns(
     PatternRegistry &registry) {
   registry.add("Slice", 1, convertSlice<false>);
   registry.add("Slice", 10, convertSlice<true>);
   registry.add("Split", 2, convertSplit<false>);
   registry.add("Split", 13, convertSplit<true>);
+  // Split-18 adds num_outputs, which convertSplit reads.
+  registry.add("Split", 18, convertSplit<true>);
+  // Pad-11 moved pads and the value to inputs; 18 added axes, 19 the wrap
+  // mode (refused like reflect and edge).
+  registry.add("Pad", 2, convertPad<false>);
+  registry.add("Pad", 11, convertPad<true>);
 }

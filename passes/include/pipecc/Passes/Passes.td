@@ -219,4 +219,26 @@ def TestPrintSchedule : Pass<"test-print-schedule", "::mlir::ModuleOp"> {
   }];
 }
 
+def FuseNorms : Pass<"pipecc-fuse-norms", "::mlir::func::FuncOp"> {
+  let summary = "Fuses decomposed layer and RMS normalisations into one op";
+  let description = [{
+    Recognises the graph ops that exported normalisations import as and
+    replaces each with one `graph.layer_norm` or `graph.rms_norm`:
+    `(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps)` (PyTorch's opset-13
+    LayerNorm) and `x / sqrt(mean(x^2) + eps)` or
+    `x * (1 / sqrt(mean(x^2) + eps))` (LLaMA's RMSNorm), the means over
+    trailing dimensions with kept dimensions; a following multiplication
+    and (for layer norm) addition by tensors that vary only along the
+    normalised dimensions become the op's scale and bias. It works on the
+    graph dialect, so the opset and the exporter's spelling of Pow, Reciprocal
+    and the axes do not matter. Intermediate values used outside the
+    pattern leave it unfused. The driver runs it after import.
+  }];
+  let dependentDialects = ["::pipecc::graph::GraphDialect"];
+  let statistics = [
+    Statistic<"numLayerNorms", "layer-norms", "Layer norms fused">,
+    Statistic<"numRmsNorms", "rms-norms", "RMS norms fused">,
+  ];
+}
+
 #endif // PIPECC_PASSES_PASSES_TD

@@ -71,9 +71,13 @@ struct ConstantLowering : OpConversionPattern<graph::ConstantOp> {
   }
 };
 
-template <typename ArithOp>
-Value binary(OpBuilder &b, Location loc, ValueRange args) {
-  return b.create<ArithOp>(loc, args[0], args[1]);
+/// Float or integer arithmetic, by the element type (integers are shape
+/// and position arithmetic that did not fold).
+template <typename FloatOp, typename IntOp>
+Value arithmetic(OpBuilder &b, Location loc, ValueRange args) {
+  if (isa<FloatType>(args[0].getType()))
+    return b.create<FloatOp>(loc, args[0], args[1]);
+  return b.create<IntOp>(loc, args[0], args[1]);
 }
 template <typename MathOp>
 Value unary(OpBuilder &b, Location loc, ValueRange args) {
@@ -97,6 +101,15 @@ Value reluGrad(OpBuilder &b, Location loc, ValueRange args) {
 
 Value copy(OpBuilder &, Location, ValueRange args) { return args[0]; }
 
+/// 1 / (1 + exp(-x)): exp(-x) overflows to inf for very negative x, which
+/// still gives the right limit 0.
+Value sigmoid(OpBuilder &b, Location loc, ValueRange args) {
+  Value one = createFloat(b, loc, args[0].getType(), 1.0);
+  Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, args[0]));
+  return b.create<arith::DivFOp>(loc, one,
+                                 b.create<arith::AddFOp>(loc, one, e));
+}
+
 Value select(OpBuilder &b, Location loc, ValueRange args) {
   return b.create<arith::SelectOp>(loc, args[0], args[1], args[2]);
 }
@@ -106,10 +119,10 @@ Value select(OpBuilder &b, Location loc, ValueRange args) {
 void populateElementwisePatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<ConstantLowering>(ctx);
-  patterns.add<ElementwiseLowering<graph::AddOp>>(ctx, binary<arith::AddFOp>);
-  patterns.add<ElementwiseLowering<graph::SubOp>>(ctx, binary<arith::SubFOp>);
-  patterns.add<ElementwiseLowering<graph::MulOp>>(ctx, binary<arith::MulFOp>);
-  patterns.add<ElementwiseLowering<graph::DivOp>>(ctx, binary<arith::DivFOp>);
+  patterns.add<ElementwiseLowering<graph::AddOp>>(ctx, arithmetic<arith::AddFOp, arith::AddIOp>);
+  patterns.add<ElementwiseLowering<graph::SubOp>>(ctx, arithmetic<arith::SubFOp, arith::SubIOp>);
+  patterns.add<ElementwiseLowering<graph::MulOp>>(ctx, arithmetic<arith::MulFOp, arith::MulIOp>);
+  patterns.add<ElementwiseLowering<graph::DivOp>>(ctx, arithmetic<arith::DivFOp, arith::DivSIOp>);
   patterns.add<ElementwiseLowering<graph::NegOp>>(ctx, unary<arith::NegFOp>);
   patterns.add<ElementwiseLowering<graph::TanhOp>>(ctx, unary<math::TanhOp>);
   patterns.add<ElementwiseLowering<graph::ExpOp>>(ctx, unary<math::ExpOp>);
@@ -120,6 +133,9 @@ void populateElementwisePatterns(RewritePatternSet &patterns) {
   patterns.add<ElementwiseLowering<graph::SqrtOp>>(ctx, unary<math::SqrtOp>);
   patterns.add<ElementwiseLowering<graph::ErfOp>>(ctx, unary<math::ErfOp>);
   patterns.add<ElementwiseLowering<graph::WhereOp>>(ctx, select);
+  patterns.add<ElementwiseLowering<graph::SigmoidOp>>(ctx, sigmoid);
+  patterns.add<ElementwiseLowering<graph::SinOp>>(ctx, unary<math::SinOp>);
+  patterns.add<ElementwiseLowering<graph::CosOp>>(ctx, unary<math::CosOp>);
 }
 
 } // namespace pipecc::conversion

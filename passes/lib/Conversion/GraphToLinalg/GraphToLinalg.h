@@ -21,6 +21,18 @@ void populateReductionPatterns(mlir::RewritePatternSet &patterns);
 void populateLossPatterns(mlir::RewritePatternSet &patterns);
 void populateIndexingPatterns(mlir::RewritePatternSet &patterns);
 void populateConvolutionPatterns(mlir::RewritePatternSet &patterns);
+void populateNormalizationPatterns(mlir::RewritePatternSet &patterns);
+void populateLogLikelihoodPatterns(mlir::RewritePatternSet &patterns);
+void populateGatherNDPatterns(mlir::RewritePatternSet &patterns);
+void populateStaticShapePatterns(mlir::RewritePatternSet &patterns);
+
+/// A parallel generic over `type` whose body yields `body(indices)` for
+/// the loop indices; the result is a fresh contiguous tensor.
+mlir::Value buildIndexed(
+    mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType type,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                                   mlir::ValueRange)>
+        body);
 
 /// The map reading a value of `type` inside an iteration space of rank
 /// `loopRank` whose trailing dimensions have `loopShape`, with numpy

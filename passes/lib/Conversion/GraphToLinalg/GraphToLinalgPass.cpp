@@ -30,6 +30,10 @@ struct LowerGraphToLinalgPass
     pipecc::conversion::populateLossPatterns(patterns);
     pipecc::conversion::populateIndexingPatterns(patterns);
     pipecc::conversion::populateConvolutionPatterns(patterns);
+    pipecc::conversion::populateNormalizationPatterns(patterns);
+    pipecc::conversion::populateLogLikelihoodPatterns(patterns);
+    pipecc::conversion::populateGatherNDPatterns(patterns);
+    pipecc::conversion::populateStaticShapePatterns(patterns);
 
     // Name every graph op that has no pattern at all, not only the first
     // one the conversion trips on.

@@ -22,10 +22,7 @@ using namespace mlir;
 namespace graph = pipecc::graph;
 
 namespace pipecc::conversion {
-namespace {
 
-/// A parallel generic over `type` whose body yields `body(indices)` for
-/// the loop indices; the result is a fresh contiguous tensor.
 Value buildIndexed(
     OpBuilder &b, Location loc, RankedTensorType type,
     function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
@@ -44,6 +41,8 @@ Value buildIndexed(
       });
   return generic.getResult(0);
 }
+
+namespace {
 
 // Slices and pads are copies into fresh tensors rather than
 // tensor.extract_slice / insert_slice: those bufferize to strided views
@@ -105,7 +104,8 @@ struct PadLowering : OpConversionPattern<graph::PadOp> {
                     loc, b.create<arith::MaxSIOp>(loc, shifted, zero), last));
               }
               Value element = b.create<tensor::ExtractOp>(loc, input, source);
-              Value zero = createFloat(b, loc, elementType, 0);
+              Value zero = b.create<arith::ConstantOp>(
+                  loc, b.getZeroAttr(elementType));
               if (!inside)
                 return element;
               return b.create<arith::SelectOp>(loc, inside, element, zero)

@@ -22,6 +22,12 @@ llvm::LogicalResult inferReduceType(std::optional<mlir::Location> loc,
                                     llvm::ArrayRef<int64_t> axes,
                                     bool keepDims,
                                     llvm::SmallVectorImpl<mlir::Type> &out);
+/// The boolean result of a comparison or logical op: operands of one element
+/// type whose shapes broadcast.
+llvm::LogicalResult inferPredicateType(mlir::MLIRContext *context,
+                                       std::optional<mlir::Location> loc,
+                                       mlir::TypeRange operands,
+                                       llvm::SmallVectorImpl<mlir::Type> &out);
 } // namespace pipecc::graph::detail
 
 #define GET_OP_CLASSES

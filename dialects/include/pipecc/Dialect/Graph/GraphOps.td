@@ -13,6 +13,9 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 def Graph_FloatTensor : StaticShapeTensorOf<[AnyFloat]>;
 def Graph_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
 def Graph_Tensor : StaticShapeTensorOf<[AnyFloat, I1, I32, I64]>;
+// Arithmetic on integers is shape and position arithmetic, which the
+// constant evaluator folds; it lowers too.
+def Graph_NumericTensor : StaticShapeTensorOf<[AnyFloat, I32, I64]>;
 
 // Every graph op prices itself; those whose cost is not one arithmetic
 // operation per result element override `getCost`.
@@ -75,16 +78,16 @@ class Graph_BinaryOp<string mnemonic, string what, list<Trait> traits = []>
                                     Graph_CostOpInterface, Gradient]> {
   let summary = "Elementwise " # what # " with numpy broadcasting";
   let description = [{
-    Elementwise }] # what # [{ of two floating-point tensors of the same
-    element type. Shapes broadcast as in numpy: trailing dimensions are
+    Elementwise }] # what # [{ of two tensors of the same element type
+    (floating point, or integers, where division truncates toward zero). Shapes broadcast as in numpy: trailing dimensions are
     aligned and a dimension of size 1 stretches to the other's size.
 
     ```mlir
     %y = graph.}] # mnemonic # [{ %a, %b : tensor<16x256xf32>, tensor<256xf32>
     ```
   }];
-  let arguments = (ins Graph_FloatTensor:$lhs, Graph_FloatTensor:$rhs);
-  let results = (outs Graph_FloatTensor:$result);
+  let arguments = (ins Graph_NumericTensor:$lhs, Graph_NumericTensor:$rhs);
+  let results = (outs Graph_NumericTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
   let extraClassDefinition = [{
     ::llvm::LogicalResult $cppClass::inferReturnTypes(
@@ -384,7 +387,7 @@ def Graph_WhereOp : Graph_Op<"where", [Pure, InferTypeOpAdaptor,
   let summary = "Elementwise selection with numpy broadcasting";
   let description = [{
     `lhs` where `condition` is true, else `rhs`. The three shapes broadcast
-    as in numpy; `lhs` and `rhs` have the same floating-point element type.
+    as in numpy; `lhs` and `rhs` have the same element type.
     Attention masks use it with a constant condition and a `-inf` operand.
 
     ```mlir
@@ -392,9 +395,9 @@ def Graph_WhereOp : Graph_Op<"where", [Pure, InferTypeOpAdaptor,
         : tensor<16x16xi1>, tensor<f32>, tensor<2x4x16x16xf32>
     ```
   }];
-  let arguments = (ins Graph_BoolTensor:$condition, Graph_FloatTensor:$lhs,
-                       Graph_FloatTensor:$rhs);
-  let results = (outs Graph_FloatTensor:$result);
+  let arguments = (ins Graph_BoolTensor:$condition, Graph_Tensor:$lhs,
+                       Graph_Tensor:$rhs);
+  let results = (outs Graph_Tensor:$result);
   let assemblyFormat = [{
     $condition `,` $lhs `,` $rhs attr-dict `:` type($condition) `,`
     type($lhs) `,` type($rhs)
@@ -425,17 +428,17 @@ def Graph_SliceOp : Graph_Op<"slice", [Pure, InferTypeOpAdaptor,
 def Graph_PadOp : Graph_Op<"pad", [Pure, CostOverride, Gradient]> {
   let summary = "Places a tensor inside a larger zero tensor";
   let description = [{
-    A tensor of the result's type, zero except for the box starting at
-    `low` (one offset per dimension), which holds `input`. It is the
-    gradient of `graph.slice`.
+    A tensor of the result's type, zero (false) except for the box starting
+    at `low` (one offset per dimension), which holds `input`. It is the
+    gradient of `graph.slice`, and ONNX Pad with a zero constant.
 
     ```mlir
     %g = graph.pad %dq low = [0, 0, 64]
         : tensor<8x16x64xf32> -> tensor<8x16x192xf32>
     ```
   }];
-  let arguments = (ins Graph_FloatTensor:$input, DenseI64ArrayAttr:$low);
-  let results = (outs Graph_FloatTensor:$result);
+  let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$low);
+  let results = (outs Graph_Tensor:$result);
   let assemblyFormat = [{
     $input `low` `=` $low attr-dict `:` type($input) `->` type($result)
   }];
@@ -456,9 +459,9 @@ def Graph_GatherOp : Graph_Op<"gather", [Pure, InferTypeOpAdaptor,
         : tensor<128x64xf32>, tensor<8x16xi64> -> tensor<8x16x64xf32>
     ```
   }];
-  let arguments = (ins Graph_FloatTensor:$data, Graph_IndexTensor:$indices,
+  let arguments = (ins Graph_Tensor:$data, Graph_IndexTensor:$indices,
                        I64Attr:$axis);
-  let results = (outs Graph_FloatTensor:$result);
+  let results = (outs Graph_Tensor:$result);
   let assemblyFormat = [{
     $data `,` $indices `axis` `=` $axis attr-dict `:` type($data) `,`
     type($indices) `->` type($result)
@@ -489,5 +492,10 @@ def Graph_GatherGradOp : Graph_Op<"gather_grad", [Pure, CostOverride]> {
 
 include "pipecc/Dialect/Graph/GraphConvolutionOps.td"
 include "pipecc/Dialect/Graph/GraphTokenLossOps.td"
+include "pipecc/Dialect/Graph/GraphNormalizationOps.td"
+include "pipecc/Dialect/Graph/GraphActivationOps.td"
+include "pipecc/Dialect/Graph/GraphNLLLossOps.td"
+include "pipecc/Dialect/Graph/GraphGatherNDOps.td"
+include "pipecc/Dialect/Graph/GraphStaticOps.td"
 
 #endif // PIPECC_DIALECT_GRAPH_GRAPHOPS_TD
