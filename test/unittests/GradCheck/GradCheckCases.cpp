@@ -523,6 +523,110 @@ void addConvolutionCases(std::vector<Case> &cases) {
                    {2, 3}});
 }
 
+void addActivationAndNormCases(std::vector<Case> &cases) {
+  for (const char *op : {"sigmoid", "sin", "cos"})
+    for (const Shape &shape : {Shape{3, 4}, Shape{2, 3, 2}, Shape{}})
+      cases.push_back({op, {in("x", shape, anywhere(-3, 3))},
+                       std::string("%y = graph.") + op + " %x : {x}", shape});
+  for (int64_t axis : {0, 1, 2})
+    cases.push_back({"log_softmax", {in("x", {2, 3, 4}, anywhere(-3, 3))},
+                     "%y = graph.log_softmax %x axis = " +
+                         std::to_string(axis) + " : {x}",
+                     {2, 3, 4}});
+  cases.push_back({"log_softmax", {in("x", {4, 5}, anywhere(-8, 8))},
+                   "%y = graph.log_softmax %x axis = 1 : {x}", {4, 5}});
+
+  // nll_loss on log-probabilities (any floats: the rule does not assume
+  // they are normalised), each reduction, with and without ignore_index.
+  cases.push_back({"nll_loss", {in("x", {4, 5})}, R"(
+  %t = graph.constant dense<[0, 3, 4, 3]> : tensor<4xi64>
+  %y = graph.nll_loss %x, %t reduction = "mean" : {x}, tensor<4xi64> -> {y})",
+                   {}});
+  cases.push_back({"nll_loss", {in("x", {5, 4})}, R"(
+  %t = graph.constant dense<[2, -100, 0, -100, 3]> : tensor<5xi64>
+  %y = graph.nll_loss %x, %t reduction = "mean" ignore_index = -100 : {x}, tensor<5xi64> -> {y})",
+                   {}});
+  cases.push_back({"nll_loss", {in("x", {5, 4})}, R"(
+  %t = graph.constant dense<[2, 1, 0, 1, 3]> : tensor<5xi64>
+  %y = graph.nll_loss %x, %t reduction = "sum" ignore_index = 1 : {x}, tensor<5xi64> -> {y})",
+                   {}});
+  cases.push_back({"nll_loss", {in("x", {2, 4, 3})}, R"(
+  %t = graph.constant dense<[[0, 3, -1], [2, 1, 3]]> : tensor<2x3xi64>
+  %y = graph.nll_loss %x, %t reduction = "none" ignore_index = -1 : {x}, tensor<2x3xi64> -> {y})",
+                   {2, 3}});
+  // LogSoftmax + NLL, as PyTorch exports CrossEntropyLoss at opset 12-.
+  cases.push_back({"log_softmax + nll_loss", {in("x", {4, 3}, anywhere(-2, 2))}, R"(
+  %l = graph.log_softmax %x axis = 1 : {x}
+  %t = graph.constant dense<[2, -100, 0, 1]> : tensor<4xi64>
+  %y = graph.nll_loss %l, %t reduction = "mean" ignore_index = -100 : {x}, tensor<4xi64> -> {y})",
+                   {}});
+
+  // The fused norms: each differentiable operand (input, scale, bias).
+  cases.push_back({"layer_norm", {in("x", {3, 6}, anywhere(-2, 2)), in("g", {6}), in("b", {6})},
+                   "%y = graph.layer_norm %x scale %g : {g} bias %b : {b} axis = 1 epsilon = 1.0e-05 : {x}",
+                   {3, 6}});
+  cases.push_back({"layer_norm", {in("x", {2, 3, 4}, anywhere(-2, 2)), in("g", {3, 4})},
+                   "%y = graph.layer_norm %x scale %g : {g} axis = 1 epsilon = 1.0e-05 : {x}",
+                   {2, 3, 4}});
+  cases.push_back({"layer_norm", {in("x", {2, 2, 5}, anywhere(-2, 2))},
+                   "%y = graph.layer_norm %x axis = 2 epsilon = 0.1 : {x}",
+                   {2, 2, 5}});
+  cases.push_back({"rms_norm", {in("x", {3, 4}, anywhere(-2, 2)), in("g", {4})},
+                   "%y = graph.rms_norm %x scale %g : {g} axis = 1 epsilon = 1.0e-06 : {x}",
+                   {3, 4}});
+  cases.push_back({"rms_norm", {in("x", {2, 3, 4}, anywhere(-2, 2))},
+                   "%y = graph.rms_norm %x axis = 1 epsilon = 1.0e-06 : {x}",
+                   {2, 3, 4}});
+  // gather_nd: repeated index tuples accumulate (scatter-add), a negative
+  // index counts from the end, batch_dims = 1 gathers within each batch.
+  cases.push_back({"gather_nd", {in("t", {4, 3, 2})}, R"(
+  %i = graph.constant dense<[[1, 2], [-3, 2], [0, 0]]> : tensor<3x2xi64>
+  %y = graph.gather_nd %t, %i batch_dims = 0 : {t}, tensor<3x2xi64> -> {y})",
+                   {3, 2}});
+  cases.push_back({"gather_nd", {in("t", {4, 3})}, R"(
+  %i = graph.constant dense<[[[3], [1]], [[3], [0]]]> : tensor<2x2x1xi64>
+  %y = graph.gather_nd %t, %i batch_dims = 0 : {t}, tensor<2x2x1xi64> -> {y})",
+                   {2, 2, 3}});
+  cases.push_back({"gather_nd", {in("t", {2, 3, 4})}, R"(
+  %i = graph.constant dense<[[[2], [2]], [[0], [1]]]> : tensor<2x2x1xi64>
+  %y = graph.gather_nd %t, %i batch_dims = 1 : {t}, tensor<2x2x1xi64> -> {y})",
+                   {2, 2, 4}});
+}
+
+void addStaticOpCases(std::vector<Case> &cases) {
+  // Random values: ties (where the choice is arbitrary) have probability ~0.
+  for (const char *op : {"maximum", "minimum"})
+    for (const auto &[lhs, rhs] : std::vector<std::pair<Shape, Shape>>{
+             {{3, 4}, {3, 4}}, {{3, 1}, {4}}, {{2, 3, 4}, {}}})
+      cases.push_back({op, {in("a", lhs), in("b", rhs)},
+                       std::string("%y = graph.") + op + " %a, %b : {a}, {b}",
+                       broadcast(lhs, rhs)});
+  cases.push_back({"concat", {in("a", {2, 3}), in("b", {2, 5})},
+                   "%y = graph.concat %a, %b axis = 1 : {a}, {b} -> {y}",
+                   {2, 8}});
+  cases.push_back({"concat", {in("a", {1, 2, 2}), in("b", {3, 2, 2}), in("c", {2, 2, 2})},
+                   "%y = graph.concat %a, %b, %c axis = 0 : {a}, {b}, {c} -> {y}",
+                   {6, 2, 2}});
+  // One value twice, as rotary embeddings' cat(-x2, x1) halves.
+  cases.push_back({"concat", {in("a", {2, 3})}, R"(
+  %n = graph.neg %a : {a}
+  %y = graph.concat %n, %a axis = 1 : {a}, {a} -> {y})",
+                   {2, 6}});
+  for (const char *flags : {"", " exclusive", " reverse", " exclusive reverse"})
+    cases.push_back({"cumsum", {in("x", {3, 5})},
+                     std::string("%y = graph.cumsum %x axis = 1") + flags +
+                         " : {x}",
+                     {3, 5}});
+  cases.push_back({"cumsum", {in("x", {4, 2, 3})},
+                   "%y = graph.cumsum %x axis = 0 : {x}", {4, 2, 3}});
+  for (const char *attrs : {"k = 0", "upper k = 0", "upper k = 1", "k = -1"})
+    cases.push_back({"trilu", {in("x", {2, 4, 4})},
+                     std::string("%y = graph.trilu %x ") + attrs + " : {x}",
+                     {2, 4, 4}});
+  cases.push_back({"trilu", {in("x", {3, 5})},
+                   "%y = graph.trilu %x upper k = 2 : {x}", {3, 5}});
+}
+
 } // namespace
 
 const std::vector<Case> &allCases() {
@@ -537,6 +641,8 @@ const std::vector<Case> &allCases() {
     addSelectionCases(all);
     addCompositeCases(all);
     addConvolutionCases(all);
+    addActivationAndNormCases(all);
+    addStaticOpCases(all);
     return all;
   }();
   return cases;
