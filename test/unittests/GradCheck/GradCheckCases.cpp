@@ -417,6 +417,216 @@ void addCompositeCases(std::vector<Case> &cases) {
                    {2, 2, 5}});
 }
 
+void addConvolutionCases(std::vector<Case> &cases) {
+  // x [N, C, d...], w [O, C / group, k...], the window attributes, the
+  // result's shape.
+  auto conv = [&](Shape x, Shape w, const char *window, Shape out) {
+    cases.push_back({"conv", {in("x", x), in("w", w)},
+                     std::string("%y = graph.conv %x, %w ") + window +
+                         " : {x}, {w} -> {y}",
+                     out});
+  };
+  conv({2, 3, 5, 5}, {4, 3, 3, 3},
+       "strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] group = 1",
+       {2, 4, 3, 3});
+  conv({1, 2, 5, 6}, {3, 2, 3, 3}, // padded and strided
+       "strides = [2, 2] pads = [1, 1, 1, 1] dilations = [1, 1] group = 1",
+       {1, 3, 3, 3});
+  conv({1, 2, 6, 6}, {2, 2, 2, 2}, // dilated
+       "strides = [1, 1] pads = [0, 0, 0, 0] dilations = [2, 2] group = 1",
+       {1, 2, 4, 4});
+  conv({1, 4, 4, 4}, {6, 2, 3, 3}, // two groups
+       "strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] group = 2",
+       {1, 6, 2, 2});
+  conv({1, 3, 4, 4}, {3, 1, 2, 2}, // depthwise
+       "strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] group = 3",
+       {1, 3, 3, 3});
+  conv({2, 3, 7}, {2, 3, 3}, // 1-D, asymmetric pads
+       "strides = [2] pads = [1, 0] dilations = [1] group = 1", {2, 2, 3});
+  // Strides that drop trailing input positions (which get zero gradient).
+  conv({1, 1, 6, 5}, {1, 1, 2, 3},
+       "strides = [3, 2] pads = [0, 1, 1, 0] dilations = [1, 1] group = 1",
+       {1, 1, 2, 2});
+  conv({1, 2, 3, 4, 4}, {2, 2, 2, 2, 2}, // 3-D
+       "strides = [1, 1, 1] pads = [0, 0, 0, 0, 0, 0] dilations = [1, 1, 1] "
+       "group = 1",
+       {1, 2, 2, 3, 3});
+  // Conv with its bias, as the importer builds ONNX Conv.
+  cases.push_back({"conv", {in("x", {1, 2, 4, 4}), in("w", {3, 2, 3, 3}),
+                            in("b", {3, 1, 1})}, R"(
+  %c = graph.conv %x, %w strides = [1, 1] pads = [1, 1, 1, 1] dilations = [1, 1] group = 1 : {x}, {w} -> {y}
+  %y = graph.add %c, %b : {y}, {b})",
+                   {1, 3, 4, 4}});
+
+  // Random inputs: a tie within a window (where max is not differentiable)
+  // has probability ~0.
+  auto pool = [&](const char *op, Shape x, const char *window, Shape out) {
+    cases.push_back({op, {in("x", x)},
+                     std::string("%y = graph.") + op + " %x " + window +
+                         " : {x} -> {y}",
+                     out});
+  };
+  pool("max_pool", {1, 2, 4, 4},
+       "kernel = [2, 2] strides = [2, 2] pads = [0, 0, 0, 0] dilations = [1, 1]",
+       {1, 2, 2, 2});
+  pool("max_pool", {1, 1, 4, 4}, // overlapping windows
+       "kernel = [3, 3] strides = [1, 1] pads = [1, 1, 1, 1] dilations = [1, 1]",
+       {1, 1, 4, 4});
+  pool("max_pool", {1, 1, 5, 5},
+       "kernel = [2, 2] strides = [2, 2] pads = [0, 0, 0, 0] dilations = [1, 1] "
+       "ceil_mode",
+       {1, 1, 3, 3});
+  pool("max_pool", {1, 1, 5, 5},
+       "kernel = [2, 2] strides = [1, 1] pads = [0, 0, 0, 0] dilations = [2, 2]",
+       {1, 1, 3, 3});
+  pool("max_pool", {2, 2, 7}, // 1-D
+       "kernel = [3] strides = [2] pads = [1, 1] dilations = [1]", {2, 2, 4});
+  // GlobalMaxPool as the importer builds it: one window over all of d.
+  pool("max_pool", {2, 3, 3, 4},
+       "kernel = [3, 4] strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1]",
+       {2, 3, 1, 1});
+
+  pool("avg_pool", {1, 2, 4, 4},
+       "kernel = [2, 2] strides = [2, 2] pads = [0, 0, 0, 0] dilations = [1, 1]",
+       {1, 2, 2, 2});
+  pool("avg_pool", {1, 1, 5, 5},
+       "kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] dilations = [1, 1] "
+       "count_include_pad",
+       {1, 1, 3, 3});
+  pool("avg_pool", {1, 1, 5, 5}, // padded positions not counted
+       "kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] dilations = [1, 1]",
+       {1, 1, 3, 3});
+  pool("avg_pool", {1, 1, 5, 5},
+       "kernel = [2, 2] strides = [2, 2] pads = [0, 0, 0, 0] dilations = [1, 1] "
+       "ceil_mode",
+       {1, 1, 3, 3});
+  pool("avg_pool", {1, 1, 6, 6}, // ceil_mode past the trailing pad
+       "kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] dilations = [1, 1] "
+       "ceil_mode count_include_pad",
+       {1, 1, 4, 4});
+  pool("avg_pool", {2, 3, 6}, // 1-D
+       "kernel = [2] strides = [1] pads = [0, 0] dilations = [1]", {2, 3, 5});
+  // GlobalAveragePool as the importer builds it.
+  cases.push_back({"global_average_pool (reduce_mean)", {in("x", {2, 3, 3, 4})},
+                   "%y = graph.reduce_mean %x axes = [2, 3] keep_dims : {x} "
+                   "-> {y}",
+                   {2, 3, 1, 1}});
+  // A small CNN: conv, tanh, max pool, global average pool, linear.
+  cases.push_back({"cnn (conv, tanh, pools, linear)",
+                   {in("x", {2, 1, 6, 6}), in("w", {2, 1, 3, 3}),
+                    in("fc", {3, 2})}, R"(
+  %c = graph.conv %x, %w strides = [1, 1] pads = [1, 1, 1, 1] dilations = [1, 1] group = 1 : {x}, {w} -> tensor<2x2x6x6xf64>
+  %r = graph.tanh %c : tensor<2x2x6x6xf64>
+  %p = graph.max_pool %r kernel = [2, 2] strides = [2, 2] pads = [0, 0, 0, 0] dilations = [1, 1] : tensor<2x2x6x6xf64> -> tensor<2x2x3x3xf64>
+  %g = graph.reduce_mean %p axes = [2, 3] : tensor<2x2x3x3xf64> -> tensor<2x2xf64>
+  %y = graph.matmul %g, %fc transpose_rhs : tensor<2x2xf64>, {fc} -> {y})",
+                   {2, 3}});
+}
+
+void addActivationAndNormCases(std::vector<Case> &cases) {
+  for (const char *op : {"sigmoid", "sin", "cos"})
+    for (const Shape &shape : {Shape{3, 4}, Shape{2, 3, 2}, Shape{}})
+      cases.push_back({op, {in("x", shape, anywhere(-3, 3))},
+                       std::string("%y = graph.") + op + " %x : {x}", shape});
+  for (int64_t axis : {0, 1, 2})
+    cases.push_back({"log_softmax", {in("x", {2, 3, 4}, anywhere(-3, 3))},
+                     "%y = graph.log_softmax %x axis = " +
+                         std::to_string(axis) + " : {x}",
+                     {2, 3, 4}});
+  cases.push_back({"log_softmax", {in("x", {4, 5}, anywhere(-8, 8))},
+                   "%y = graph.log_softmax %x axis = 1 : {x}", {4, 5}});
+
+  // nll_loss on log-probabilities (any floats: the rule does not assume
+  // they are normalised), each reduction, with and without ignore_index.
+  cases.push_back({"nll_loss", {in("x", {4, 5})}, R"(
+  %t = graph.constant dense<[0, 3, 4, 3]> : tensor<4xi64>
+  %y = graph.nll_loss %x, %t reduction = "mean" : {x}, tensor<4xi64> -> {y})",
+                   {}});
+  cases.push_back({"nll_loss", {in("x", {5, 4})}, R"(
+  %t = graph.constant dense<[2, -100, 0, -100, 3]> : tensor<5xi64>
+  %y = graph.nll_loss %x, %t reduction = "mean" ignore_index = -100 : {x}, tensor<5xi64> -> {y})",
+                   {}});
+  cases.push_back({"nll_loss", {in("x", {5, 4})}, R"(
+  %t = graph.constant dense<[2, 1, 0, 1, 3]> : tensor<5xi64>
+  %y = graph.nll_loss %x, %t reduction = "sum" ignore_index = 1 : {x}, tensor<5xi64> -> {y})",
+                   {}});
+  cases.push_back({"nll_loss", {in("x", {2, 4, 3})}, R"(
+  %t = graph.constant dense<[[0, 3, -1], [2, 1, 3]]> : tensor<2x3xi64>
+  %y = graph.nll_loss %x, %t reduction = "none" ignore_index = -1 : {x}, tensor<2x3xi64> -> {y})",
+                   {2, 3}});
+  // LogSoftmax + NLL, as PyTorch exports CrossEntropyLoss at opset 12-.
+  cases.push_back({"log_softmax + nll_loss", {in("x", {4, 3}, anywhere(-2, 2))}, R"(
+  %l = graph.log_softmax %x axis = 1 : {x}
+  %t = graph.constant dense<[2, -100, 0, 1]> : tensor<4xi64>
+  %y = graph.nll_loss %l, %t reduction = "mean" ignore_index = -100 : {x}, tensor<4xi64> -> {y})",
+                   {}});
+
+  // The fused norms: each differentiable operand (input, scale, bias).
+  cases.push_back({"layer_norm", {in("x", {3, 6}, anywhere(-2, 2)), in("g", {6}), in("b", {6})},
+                   "%y = graph.layer_norm %x scale %g : {g} bias %b : {b} axis = 1 epsilon = 1.0e-05 : {x}",
+                   {3, 6}});
+  cases.push_back({"layer_norm", {in("x", {2, 3, 4}, anywhere(-2, 2)), in("g", {3, 4})},
+                   "%y = graph.layer_norm %x scale %g : {g} axis = 1 epsilon = 1.0e-05 : {x}",
+                   {2, 3, 4}});
+  cases.push_back({"layer_norm", {in("x", {2, 2, 5}, anywhere(-2, 2))},
+                   "%y = graph.layer_norm %x axis = 2 epsilon = 0.1 : {x}",
+                   {2, 2, 5}});
+  cases.push_back({"rms_norm", {in("x", {3, 4}, anywhere(-2, 2)), in("g", {4})},
+                   "%y = graph.rms_norm %x scale %g : {g} axis = 1 epsilon = 1.0e-06 : {x}",
+                   {3, 4}});
+  cases.push_back({"rms_norm", {in("x", {2, 3, 4}, anywhere(-2, 2))},
+                   "%y = graph.rms_norm %x axis = 1 epsilon = 1.0e-06 : {x}",
+                   {2, 3, 4}});
+  // gather_nd: repeated index tuples accumulate (scatter-add), a negative
+  // index counts from the end, batch_dims = 1 gathers within each batch.
+  cases.push_back({"gather_nd", {in("t", {4, 3, 2})}, R"(
+  %i = graph.constant dense<[[1, 2], [-3, 2], [0, 0]]> : tensor<3x2xi64>
+  %y = graph.gather_nd %t, %i batch_dims = 0 : {t}, tensor<3x2xi64> -> {y})",
+                   {3, 2}});
+  cases.push_back({"gather_nd", {in("t", {4, 3})}, R"(
+  %i = graph.constant dense<[[[3], [1]], [[3], [0]]]> : tensor<2x2x1xi64>
+  %y = graph.gather_nd %t, %i batch_dims = 0 : {t}, tensor<2x2x1xi64> -> {y})",
+                   {2, 2, 3}});
+  cases.push_back({"gather_nd", {in("t", {2, 3, 4})}, R"(
+  %i = graph.constant dense<[[[2], [2]], [[0], [1]]]> : tensor<2x2x1xi64>
+  %y = graph.gather_nd %t, %i batch_dims = 1 : {t}, tensor<2x2x1xi64> -> {y})",
+                   {2, 2, 4}});
+}
+
+void addStaticOpCases(std::vector<Case> &cases) {
+  // Random values: ties (where the choice is arbitrary) have probability ~0.
+  for (const char *op : {"maximum", "minimum"})
+    for (const auto &[lhs, rhs] : std::vector<std::pair<Shape, Shape>>{
+             {{3, 4}, {3, 4}}, {{3, 1}, {4}}, {{2, 3, 4}, {}}})
+      cases.push_back({op, {in("a", lhs), in("b", rhs)},
+                       std::string("%y = graph.") + op + " %a, %b : {a}, {b}",
+                       broadcast(lhs, rhs)});
+  cases.push_back({"concat", {in("a", {2, 3}), in("b", {2, 5})},
+                   "%y = graph.concat %a, %b axis = 1 : {a}, {b} -> {y}",
+                   {2, 8}});
+  cases.push_back({"concat", {in("a", {1, 2, 2}), in("b", {3, 2, 2}), in("c", {2, 2, 2})},
+                   "%y = graph.concat %a, %b, %c axis = 0 : {a}, {b}, {c} -> {y}",
+                   {6, 2, 2}});
+  // One value twice, as rotary embeddings' cat(-x2, x1) halves.
+  cases.push_back({"concat", {in("a", {2, 3})}, R"(
+  %n = graph.neg %a : {a}
+  %y = graph.concat %n, %a axis = 1 : {a}, {a} -> {y})",
+                   {2, 6}});
+  for (const char *flags : {"", " exclusive", " reverse", " exclusive reverse"})
+    cases.push_back({"cumsum", {in("x", {3, 5})},
+                     std::string("%y = graph.cumsum %x axis = 1") + flags +
+                         " : {x}",
+                     {3, 5}});
+  cases.push_back({"cumsum", {in("x", {4, 2, 3})},
+                   "%y = graph.cumsum %x axis = 0 : {x}", {4, 2, 3}});
+  for (const char *attrs : {"k = 0", "upper k = 0", "upper k = 1", "k = -1"})
+    cases.push_back({"trilu", {in("x", {2, 4, 4})},
+                     std::string("%y = graph.trilu %x ") + attrs + " : {x}",
+                     {2, 4, 4}});
+  cases.push_back({"trilu", {in("x", {3, 5})},
+                   "%y = graph.trilu %x upper k = 2 : {x}", {3, 5}});
+}
+
 } // namespace
 
 const std::vector<Case> &allCases() {
@@ -430,6 +640,9 @@ const std::vector<Case> &allCases() {
     addSoftmaxAndLossCases(all);
     addSelectionCases(all);
     addCompositeCases(all);
+    addConvolutionCases(all);
+    addActivationAndNormCases(all);
+    addStaticOpCases(all);
     return all;
   }();
   return cases;
