@@ -22,23 +22,6 @@ namespace graph = pipecc::graph;
 namespace pipecc::conversion {
 namespace {
 
-/// `raw` (i32 or i64) as an index in [0, size): negative values count from
-/// the end, the rest is clamped.
-Value wrapAndClamp(OpBuilder &b, Location loc, Value raw, int64_t size) {
-  Value index = b.create<arith::IndexCastOp>(loc, b.getIndexType(), raw);
-  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
-  Value negative =
-      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, index, zero);
-  Value wrapped = b.create<arith::SelectOp>(
-      loc, negative,
-      b.create<arith::AddIOp>(loc, index,
-                              b.create<arith::ConstantIndexOp>(loc, size)),
-      index);
-  return b.create<arith::MinSIOp>(
-      loc, b.create<arith::MaxSIOp>(loc, wrapped, zero),
-      b.create<arith::ConstantIndexOp>(loc, size - 1));
-}
-
 /// Entry `j` of the index tuple at `position` (the leading dims of indices).
 Value tupleEntry(OpBuilder &b, Location loc, Value indices,
                  ArrayRef<Value> position, int64_t j) {
@@ -72,7 +55,7 @@ struct GatherNDLowering : OpConversionPattern<graph::GatherNDOp> {
           ArrayRef<Value> position = ArrayRef<Value>(loops).take_front(q - 1);
           SmallVector<Value> at(position.take_front(batch));
           for (int64_t j = 0; j < k; ++j)
-            at.push_back(wrapAndClamp(
+            at.push_back(normalizeIndex(
                 b, l, tupleEntry(b, l, indices, position, j),
                 dataType.getDimSize(batch + j)));
           at.append(loops.begin() + (q - 1), loops.end());
@@ -128,7 +111,7 @@ struct GatherNDGradLowering : OpConversionPattern<graph::GatherNDGradOp> {
           Value hit;
           for (int64_t j = 0; j < k; ++j) {
             Value index =
-                wrapAndClamp(b, l, tupleEntry(b, l, indices, position, j),
+                normalizeIndex(b, l, tupleEntry(b, l, indices, position, j),
                              type.getDimSize(batch + j));
             Value same = b.create<arith::CmpIOp>(
                 l, arith::CmpIPredicate::eq, index,

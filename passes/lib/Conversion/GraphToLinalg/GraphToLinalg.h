@@ -52,6 +52,10 @@ mlir::RankedTensorType dropDims(mlir::RankedTensorType type,
 llvm::SmallVector<mlir::utils::IteratorType>
 getIterators(unsigned rank, llvm::ArrayRef<int64_t> axes = {});
 
+/// The index `raw` (i32 or i64) as an `index` in [0, size): negative
+/// values count from the end, the rest is clamped (Gather, GatherND).
+mlir::Value normalizeIndex(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value raw, int64_t size);
 mlir::Value createFloat(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::Type type, double value);
 mlir::Value createNegInf(mlir::OpBuilder &b, mlir::Location loc,

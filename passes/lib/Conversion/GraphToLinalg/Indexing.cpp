@@ -42,6 +42,21 @@ Value buildIndexed(
   return generic.getResult(0);
 }
 
+/// The index `raw` (i32 or i64) as an `index` in [0, size): negative
+/// values count from the end, the rest is clamped.
+Value normalizeIndex(OpBuilder &b, Location loc, Value raw, int64_t size) {
+  Value index = b.create<arith::IndexCastOp>(loc, b.getIndexType(), raw);
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value sizeValue = b.create<arith::ConstantIndexOp>(loc, size);
+  Value last = b.create<arith::ConstantIndexOp>(loc, size - 1);
+  Value negative =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, index, zero);
+  Value wrapped = b.create<arith::SelectOp>(
+      loc, negative, b.create<arith::AddIOp>(loc, index, sizeValue), index);
+  Value low = b.create<arith::MaxSIOp>(loc, wrapped, zero);
+  return b.create<arith::MinSIOp>(loc, low, last);
+}
+
 namespace {
 
 // Slices and pads are copies into fresh tensors rather than
@@ -114,21 +129,6 @@ struct PadLowering : OpConversionPattern<graph::PadOp> {
     return success();
   }
 };
-
-/// The index `raw` (i32 or i64) as an `index` in [0, size): negative
-/// values count from the end, the rest is clamped.
-Value normalizeIndex(OpBuilder &b, Location loc, Value raw, int64_t size) {
-  Value index = b.create<arith::IndexCastOp>(loc, b.getIndexType(), raw);
-  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
-  Value sizeValue = b.create<arith::ConstantIndexOp>(loc, size);
-  Value last = b.create<arith::ConstantIndexOp>(loc, size - 1);
-  Value negative =
-      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, index, zero);
-  Value wrapped = b.create<arith::SelectOp>(
-      loc, negative, b.create<arith::AddIOp>(loc, index, sizeValue), index);
-  Value low = b.create<arith::MaxSIOp>(loc, wrapped, zero);
-  return b.create<arith::MinSIOp>(loc, low, last);
-}
 
 /// The projection of an iteration space of rank `rank` onto `dims`.
 AffineMap dimRangeMap(unsigned rank, ArrayRef<unsigned> dims,
