@@ -1,16 +1,29 @@
-//===- Loss.cpp - Softmax and SoftmaxCrossEntropyLoss ---------------------===//
+//===- Loss.cpp - Softmax, LogSoftmax and SoftmaxCrossEntropyLoss ---------===//
 
 #include "../Patterns.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <type_traits>
+
 using namespace mlir;
 using namespace pipecc::frontend::detail;
 namespace graph = pipecc::graph;
 
-static LogicalResult createSoftmax(NodeContext &ctx, int64_t axis,
-                                   SmallVectorImpl<Value> &results) {
-  FailureOr<Value> result = ctx.create<graph::SoftmaxOp>(
+// Softmax and LogSoftmax share their ONNX forms: since opset 13 along one
+// axis (by default the last); before, over the input coerced to 2-D at
+// `axis` (default 1), which is accepted only where it is the last axis
+// (every dimension from `axis` to the last but one is 1).
+
+template <typename OpT>
+static LogicalResult createSoftmaxLike(NodeContext &ctx, int64_t axis,
+                                       SmallVectorImpl<Value> &results) {
+  if (!llvm::isa<FloatType>(ctx.getOperandType(0).getElementType()))
+    return ctx.fail(llvm::formatv("{0} of {1} is not supported: graph "
+                                  "arithmetic is floating-point",
+                                  ctx.node.op_type(),
+                                  ctx.getOperand(0).getType()));
+  FailureOr<Value> result = ctx.create<OpT>(
       {ctx.getOperand(0)},
       {ctx.builder.getNamedAttr("axis", ctx.builder.getI64IntegerAttr(axis))});
   if (failed(result))
@@ -19,23 +32,21 @@ static LogicalResult createSoftmax(NodeContext &ctx, int64_t axis,
   return success();
 }
 
-/// Softmax-13: along one axis, by default the last.
-static LogicalResult convertSoftmax13(NodeContext &ctx,
-                                      SmallVectorImpl<Value> &results) {
+template <typename OpT>
+static LogicalResult convertSoftmaxLike13(NodeContext &ctx,
+                                          SmallVectorImpl<Value> &results) {
   if (failed(ctx.requireOperands(1)))
     return failure();
   FailureOr<int64_t> axis = ctx.normalizeAxis(
       ctx.getInt("axis", -1), ctx.getOperandType(0).getRank());
   if (failed(axis))
     return failure();
-  return createSoftmax(ctx, *axis, results);
+  return createSoftmaxLike<OpT>(ctx, *axis, results);
 }
 
-/// Softmax-1/11: over the input coerced to 2-D at `axis` (default 1). That
-/// is a softmax along the last axis when the dimensions from `axis` up to
-/// the last one are all 1, the only case accepted.
-static LogicalResult convertSoftmax1(NodeContext &ctx,
-                                     SmallVectorImpl<Value> &results) {
+template <typename OpT>
+static LogicalResult convertSoftmaxLike1(NodeContext &ctx,
+                                         SmallVectorImpl<Value> &results) {
   if (failed(ctx.requireOperands(1)))
     return failure();
   RankedTensorType type = ctx.getOperandType(0);
@@ -43,14 +54,16 @@ static LogicalResult convertSoftmax1(NodeContext &ctx,
   FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", 1), rank);
   if (failed(axis))
     return failure();
+  const char *what =
+      std::is_same_v<OpT, graph::LogSoftmaxOp> ? "log-softmax" : "softmax";
   for (int64_t d = *axis; d < rank - 1; ++d)
     if (type.getDimSize(d) != 1)
       return ctx.fail(llvm::formatv(
-          "Softmax before opset 13 normalises {0} over the flattened "
-          "dimensions [{1}, {2}); only a softmax along the last axis is "
+          "{0} before opset 13 normalises {1} over the flattened "
+          "dimensions [{2}, {3}); only a {4} along the last axis is "
           "supported (re-export with opset 13 or later)",
-          type, *axis, rank));
-  return createSoftmax(ctx, rank - 1, results);
+          ctx.node.op_type(), type, *axis, rank, what));
+  return createSoftmaxLike<OpT>(ctx, rank - 1, results);
 }
 
 static LogicalResult convertSoftmaxCrossEntropy(NodeContext &ctx,
@@ -79,7 +92,9 @@ static LogicalResult convertSoftmaxCrossEntropy(NodeContext &ctx,
 }
 
 void pipecc::frontend::detail::populateLossPatterns(PatternRegistry &registry) {
-  registry.add("Softmax", 1, convertSoftmax1);
-  registry.add("Softmax", 13, convertSoftmax13);
+  registry.add("Softmax", 1, convertSoftmaxLike1<graph::SoftmaxOp>);
+  registry.add("Softmax", 13, convertSoftmaxLike13<graph::SoftmaxOp>);
+  registry.add("LogSoftmax", 1, convertSoftmaxLike1<graph::LogSoftmaxOp>);
+  registry.add("LogSoftmax", 13, convertSoftmaxLike13<graph::LogSoftmaxOp>);
   registry.add("SoftmaxCrossEntropyLoss", 12, convertSoftmaxCrossEntropy);
 }
