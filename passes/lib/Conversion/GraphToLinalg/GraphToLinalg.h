@@ -12,6 +12,8 @@
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <optional>
+
 namespace pipecc::conversion {
 
 void populateElementwisePatterns(mlir::RewritePatternSet &patterns);
@@ -51,6 +53,19 @@ mlir::RankedTensorType dropDims(mlir::RankedTensorType type,
 /// Parallel iterators, except reduction on `axes`.
 llvm::SmallVector<mlir::utils::IteratorType>
 getIterators(unsigned rank, llvm::ArrayRef<int64_t> axes = {});
+
+/// `label != ignore_index` (an i1), or true without an ignore_index.
+mlir::Value isCounted(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::Value label, std::optional<int64_t> ignoreIndex);
+/// `value` where `cond` holds, else a zero of its type.
+mlir::Value selectFloat(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value cond, mlir::Value value);
+/// The number of label positions that are not `ignoreIndex`, as a rank-0
+/// tensor of `elementType`.
+mlir::Value buildLabelCount(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value labels,
+                            std::optional<int64_t> ignoreIndex,
+                            mlir::Type elementType);
 
 /// The index `raw` (i32 or i64) as an `index` in [0, size): negative
 /// values count from the end, the rest is clamped (Gather, GatherND).

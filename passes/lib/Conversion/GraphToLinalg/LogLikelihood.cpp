@@ -81,46 +81,6 @@ struct LogSoftmaxLowering : OpConversionPattern<graph::LogSoftmaxOp> {
   }
 };
 
-/// `label != ignore_index`, or true without one.
-Value isCounted(OpBuilder &b, Location loc, Value label,
-                std::optional<int64_t> ignoreIndex) {
-  if (!ignoreIndex)
-    return b.create<arith::ConstantOp>(loc, b.getBoolAttr(true));
-  Value ignore = b.create<arith::ConstantOp>(
-      loc, b.getIntegerAttr(label.getType(), *ignoreIndex));
-  return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, label,
-                                 ignore);
-}
-
-Value zeroUnless(OpBuilder &b, Location loc, Value cond, Value value) {
-  Value zero = createFloat(b, loc, value.getType(), 0.0);
-  return b.create<arith::SelectOp>(loc, cond, value, zero);
-}
-
-/// The number of label positions not equal to ignore_index, as a rank-0
-/// float tensor.
-Value countLabels(OpBuilder &b, Location loc, Value labels,
-                  Type elementType, std::optional<int64_t> ignoreIndex) {
-  MLIRContext *ctx = b.getContext();
-  auto labelsType = cast<RankedTensorType>(labels.getType());
-  unsigned rank = labelsType.getRank();
-  SmallVector<int64_t> all;
-  for (unsigned d = 0; d < rank; ++d)
-    all.push_back(d);
-  auto scalarType = RankedTensorType::get({}, elementType);
-  return buildGeneric(
-      b, loc, getIterators(rank, all), labels,
-      {AffineMap::getMultiDimIdentityMap(rank, ctx),
-       AffineMap::get(rank, 0, {}, ctx)},
-      createFilled(b, loc, scalarType, createFloat(b, loc, elementType, 0.0)),
-      [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value one = createFloat(nb, l, elementType, 1.0);
-        return SmallVector<Value>{nb.create<arith::AddFOp>(
-            l, args[1],
-            zeroUnless(nb, l, isCounted(nb, l, args[0], ignoreIndex), one))};
-      })[0];
-}
-
 struct NLLLossLowering : OpConversionPattern<graph::NLLLossOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -149,7 +109,7 @@ struct NLLLossLowering : OpConversionPattern<graph::NLLLossOp> {
               b.create<arith::IndexCastOp>(l, b.getIndexType(), safeLabel));
       }
       Value entry = b.create<tensor::ExtractOp>(l, input, indices);
-      return zeroUnless(b, l, counted, b.create<arith::NegFOp>(l, entry));
+      return selectFloat(b, l, counted, b.create<arith::NegFOp>(l, entry));
     };
 
     AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
@@ -180,7 +140,7 @@ struct NLLLossLowering : OpConversionPattern<graph::NLLLossOp> {
         })[0];
     if (reduction == "mean") {
       Value count =
-          countLabels(rewriter, loc, labels, elementType, ignoreIndex);
+          buildLabelCount(rewriter, loc, labels, ignoreIndex, elementType);
       AffineMap scalar = AffineMap::get(0, 0, {}, ctx);
       total = buildGeneric(rewriter, loc, {}, {total, count},
                            {scalar, scalar, scalar},
@@ -216,7 +176,7 @@ struct NLLLossGradLowering : OpConversionPattern<graph::NLLLossGradOp> {
                                         : AffineMap::get(rank, 0, {}, ctx)};
     if (reduction == "mean") {
       inputs.push_back(
-          countLabels(rewriter, loc, labels, elementType, ignoreIndex));
+          buildLabelCount(rewriter, loc, labels, ignoreIndex, elementType));
       maps.push_back(AffineMap::get(rank, 0, {}, ctx));
     }
     maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
@@ -234,7 +194,7 @@ struct NLLLossGradLowering : OpConversionPattern<graph::NLLLossGradOp> {
           Value grad = b.create<arith::NegFOp>(l, args[1]);
           if (reduction == "mean")
             grad = b.create<arith::DivFOp>(l, grad, args[2]);
-          return SmallVector<Value>{zeroUnless(b, l, hit, grad)};
+          return SmallVector<Value>{selectFloat(b, l, hit, grad)};
         })[0];
     rewriter.replaceOp(op, result);
     return success();

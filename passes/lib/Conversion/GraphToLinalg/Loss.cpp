@@ -140,6 +140,21 @@ Value buildRowUpdate(
       })[0];
 }
 
+/// `num / den` for two tensors broadcast to `type` (here rank-0 scalars).
+Value buildDivide(OpBuilder &b, Location loc, RankedTensorType type,
+                  Value num, Value den) {
+  return buildGeneric(b, loc, type.getShape(), {}, ValueRange{num, den},
+                      emptyLike(b, loc, type),
+                      [](OpBuilder &nb, Location nloc, ValueRange args) {
+                        return SmallVector<Value>{nb.create<arith::DivFOp>(
+                            nloc, args[0], args[1])};
+                      })[0];
+}
+
+} // namespace
+
+// Shared with the NLL loss lowering (GraphToLinalg.h).
+
 /// `label != ignore_index`, or true without one.
 Value isCounted(OpBuilder &b, Location loc, Value label,
                 std::optional<int64_t> ignoreIndex) {
@@ -154,17 +169,6 @@ Value isCounted(OpBuilder &b, Location loc, Value label,
 Value selectFloat(OpBuilder &b, Location loc, Value cond, Value value) {
   Value zero = createFloat(b, loc, value.getType(), 0.0);
   return b.create<arith::SelectOp>(loc, cond, value, zero);
-}
-
-/// `num / den` for two tensors broadcast to `type` (here rank-0 scalars).
-Value buildDivide(OpBuilder &b, Location loc, RankedTensorType type,
-                  Value num, Value den) {
-  return buildGeneric(b, loc, type.getShape(), {}, ValueRange{num, den},
-                      emptyLike(b, loc, type),
-                      [](OpBuilder &nb, Location nloc, ValueRange args) {
-                        return SmallVector<Value>{nb.create<arith::DivFOp>(
-                            nloc, args[0], args[1])};
-                      })[0];
 }
 
 /// The number of label positions that are not `ignoreIndex`, as a scalar
@@ -187,6 +191,8 @@ Value buildLabelCount(OpBuilder &b, Location loc, Value labels,
             l, args[1], selectFloat(nb, l, counted, one))};
       })[0];
 }
+
+namespace {
 
 int64_t normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
