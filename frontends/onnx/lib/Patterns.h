@@ -46,6 +46,16 @@ mlir::DenseElementsAttr convertTensor(const onnx::TensorProto &tensor,
                                       mlir::MLIRContext *context,
                                       std::string &error);
 
+/// Appends a pattern's created value to `results`, or fails when creating
+/// it failed (the diagnostic is already emitted).
+inline mlir::LogicalResult push(mlir::FailureOr<mlir::Value> value,
+                                llvm::SmallVectorImpl<mlir::Value> &results) {
+  if (mlir::failed(value))
+    return mlir::failure();
+  results.push_back(*value);
+  return mlir::success();
+}
+
 //===----------------------------------------------------------------------===//
 // NodeContext
 //===----------------------------------------------------------------------===//

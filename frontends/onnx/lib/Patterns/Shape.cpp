@@ -16,14 +16,6 @@ using namespace mlir;
 using namespace pipecc::frontend::detail;
 namespace graph = pipecc::graph;
 
-static LogicalResult push(FailureOr<Value> value,
-                          SmallVectorImpl<Value> &results) {
-  if (failed(value))
-    return failure();
-  results.push_back(*value);
-  return success();
-}
-
 //===----------------------------------------------------------------------===//
 // Reshape, Transpose, Identity, Constant
 //===----------------------------------------------------------------------===//

@@ -19,14 +19,6 @@ using namespace mlir;
 using namespace pipecc::frontend::detail;
 namespace graph = pipecc::graph;
 
-static LogicalResult push(FailureOr<Value> value,
-                          SmallVectorImpl<Value> &results) {
-  if (failed(value))
-    return failure();
-  results.push_back(*value);
-  return success();
-}
-
 /// Fails with a diagnostic when a tensor of `shape` would have more than
 /// 2^40 elements (a hostile shape must not overflow element counts).
 static LogicalResult checkSize(NodeContext &ctx, ArrayRef<int64_t> shape) {
