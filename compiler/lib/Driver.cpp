@@ -5,6 +5,7 @@
 #include "pipecc/Compiler/ModelSummary.h"
 #include "pipecc/Compiler/OutputDirectory.h"
 #include "pipecc/Compiler/PassRunning.h"
+#include "pipecc/Compiler/TargetBackend.h"
 #include "pipecc/Passes/Passes.h"
 #include "pipecc/Support/Escape.h"
 
@@ -173,6 +174,7 @@ int pipecc::runDriver(const DriverOptions &options,
                       llvm::raw_fd_ostream &out) {
   DialectRegistry registry;
   registerAllPipeccDialects(registry);
+  target::registerAllTargetDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   // Diagnostics name ops by location; printing the op (a whole module for
@@ -216,6 +218,19 @@ int pipecc::runDriver(const DriverOptions &options,
   if (options.optLevel > 3)
     return fail("-O" + Twine(options.optLevel) +
                 ": the optimisation level must be 0, 1, 2 or 3");
+  const target::TargetBackend *backend = target::lookupTarget(options.target);
+  if (!backend)
+    return fail("--target " + options.target + ": expected one of " +
+                target::targetNameList());
+  // Checked whatever the target, so that a mistyped value never waits for
+  // the day it is used.
+  if (std::optional<std::string> error = target::checkGpuArch(options.gpuArch))
+    return fail(*error);
+  target::TargetOptions targetOptions;
+  targetOptions.name = options.target;
+  targetOptions.gpuArch = options.gpuArch;
+  if (std::optional<std::string> error = backend->verifyOptions(targetOptions))
+    return fail(*error);
 
   // Claim the output folder first, so a bad -o fails before any work.
   std::optional<OutputDirectory> outputDir;
@@ -292,11 +307,11 @@ int pipecc::runDriver(const DriverOptions &options,
   codegen::ParameterValues initialValues =
       codegen::collectParameterValues(*module);
   codegen::RankSettings settings;
-  settings.numRanks = static_cast<int32_t>(options.stages);
-  settings.microbatches = static_cast<int32_t>(options.microbatches);
   settings.microbatchSize = firstBatchDim(*module);
   settings.learningRate = options.learningRate;
-  settings.optLevel = options.optLevel;
+  settings.target.name = options.target;
+  settings.target.gpuArch = options.gpuArch;
+  settings.target.optLevel = options.optLevel;
   settings.inference = options.inference;
 
   if (reaches(last, Phase::Autodiff) && !options.inference) {

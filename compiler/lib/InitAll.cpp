@@ -12,14 +12,16 @@
 void pipecc::registerAllPipeccDialects(mlir::DialectRegistry &registry) {
   registry.insert<graph::GraphDialect, pipeline::PipelineDialect,
                   mlir::func::FuncDialect>();
-  // Upstream dialects and bufferization models of the CPU lowering.
+  // Upstream dialects and bufferization models of the stage lowerings.
   registerCPULoweringDialects(registry);
+  registerCUDALoweringDialects(registry);
 }
 
 void pipecc::registerAllPipeccPasses() {
   registerPipeccPasses();
   registerPipeccConversionPasses();
   registerCPULoweringPipeline();
+  registerCUDALoweringPipeline();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();

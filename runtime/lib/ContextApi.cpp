@@ -303,6 +303,32 @@ void pipecc_rt_report_loss_count(pipecc_rt_context *ctx, int64_t microbatch,
   });
 }
 
+// The host runtime's buffers are host memory: the value is read in place.
+static float readHostFloat(pipecc_rt_context *ctx, const float *value,
+                           const char *what) {
+  float result = 0;
+  guardCall([&] {
+    checked(ctx);
+    if (!value)
+      fail(what, ": no value to read (NULL)");
+    result = *value;
+  });
+  return result;
+}
+
+void pipecc_rt_report_loss_at(pipecc_rt_context *ctx, int64_t microbatch,
+                              const float *loss) {
+  pipecc_rt_report_loss(
+      ctx, microbatch, readHostFloat(ctx, loss, "pipecc_rt_report_loss_at"));
+}
+
+void pipecc_rt_report_loss_count_at(pipecc_rt_context *ctx,
+                                    int64_t microbatch, const float *count) {
+  pipecc_rt_report_loss_count(
+      ctx, microbatch,
+      readHostFloat(ctx, count, "pipecc_rt_report_loss_count_at"));
+}
+
 void pipecc_rt_accumulate_gradient(pipecc_rt_context *ctx,
                                    int64_t gradient_buffer_id,
                                    int64_t microbatch, const float *src) {

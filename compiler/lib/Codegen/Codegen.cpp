@@ -4,7 +4,8 @@
 
 #include "pipecc/Compiler/ObjectEmitter.h"
 #include "pipecc/Compiler/PassRunning.h"
-#include "pipecc/Conversion/Pipelines.h"
+#include "pipecc/Conversion/Passes.h"
+#include "pipecc/Conversion/StageAbi.h"
 #include "pipecc/Dialect/Graph/GraphOps.h"
 #include "pipecc/Dialect/Pipeline/PipelineOps.h"
 #include "pipecc/Passes/Attributes.h"
@@ -54,63 +55,56 @@ LogicalResult codegen::lowerRankModules(
   if (!parameters)
     return pipelineModule.emitError("the module has no stage functions; run "
                                     "the partition phase first");
+  const target::TargetBackend *backend =
+      target::lookupTarget(settings.target.name);
+  if (!backend)
+    return pipelineModule.emitError("unknown target '")
+           << settings.target.name << "'; targets are "
+           << target::targetNameList();
 
-  // Every rank numbers the message tensors the same way.
-  std::set<std::string> messageNames;
-  pipe.walk([&](Operation *op) {
-    if (auto send = llvm::dyn_cast<pipeline::SendOp>(op))
-      messageNames.insert(send.getTensor().str());
-    if (auto recv = llvm::dyn_cast<pipeline::RecvOp>(op))
-      messageNames.insert(recv.getTensor().str());
-  });
-  llvm::StringMap<int32_t> tags;
-  for (const std::string &name : messageNames)
-    tags[name] = static_cast<int32_t>(tags.size());
-
+  target::HostProgramOptions host;
+  host.microbatchSize = settings.microbatchSize;
+  host.learningRate = settings.learningRate;
+  host.inference = settings.inference;
   // A counted-mean loss changes every rank's gradient scale, not only the
   // scale of the rank computing it.
-  RankSettings rankSettings = settings;
   for (auto func : pipelineModule.getOps<func::FuncOp>())
     for (unsigned i = 0; i < func.getNumResults(); ++i)
       if (func.getResultAttr(i, attrs::kLossCount))
-        rankSettings.countedMeanLoss = true;
+        host.countedMeanLoss = true;
 
   MLIRContext *ctx = pipelineModule.getContext();
   for (auto program : pipe.getBody().getOps<pipeline::ProgramOp>()) {
     int64_t stage = program.getStage();
     OwningOpRef<ModuleOp> rank = ModuleOp::create(pipelineModule.getLoc());
-    (*rank)->setAttr("pipeline.rank", IntegerAttr::get(
-                                          IntegerType::get(ctx, 64),
-                                          program.getRank()));
+    (*rank)->setAttr(attrs::kRank, IntegerAttr::get(IntegerType::get(ctx, 64),
+                                                    program.getRank()));
+    (*rank)->setAttr(attrs::kParameters, parameters);
     OpBuilder builder = OpBuilder::atBlockEnd(rank->getBody());
-    SmallVector<Operation *> stageFunctions;
+    bool hasStageFunctions = false;
     for (auto func : pipelineModule.getOps<func::FuncOp>()) {
       auto funcStage = func->getAttrOfType<IntegerAttr>(attrs::kFunctionStage);
       if (!funcStage || funcStage.getInt() != stage)
         continue;
-      stageFunctions.push_back(func);
-      // The host code reads the tensor names from the original; LLVM has
-      // no use for them.
-      auto clone = llvm::cast<func::FuncOp>(builder.clone(*func));
-      clone.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
-      clone.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
-      for (StringRef name : {attrs::kRecv, attrs::kSend, attrs::kFunctionKind,
-                             attrs::kFunctionStage})
-        clone->removeAttr(name);
+      builder.clone(*func);
+      hasStageFunctions = true;
     }
-    if (stageFunctions.empty())
+    if (!hasStageFunctions)
       return program.emitError("no stage functions for stage ") << stage;
+    // The whole schedule: every rank numbers the messages alike.
+    builder.clone(*pipe);
 
     // The command line's pass-manager options (--mlir-timing,
     // --mlir-print-ir-after-all, ...) cover the lowering too.
     PassManager pm(ctx);
-    buildCPULoweringPipeline(pm);
+    pm.addPass(createRecordStageAbi());
+    backend->buildStageLoweringPipeline(pm, settings.target);
+    backend->buildHostLoweringPipeline(pm, host);
     if (failed(runWithCommandLineOptions(pm, *rank)))
       return program.emitError("lowering rank ")
-             << program.getRank() << " to LLVM failed";
-    if (failed(buildRankHost(*rank, program, stageFunctions, parameters,
-                             rankSettings, tags)) ||
-        failed(verify(*rank)))
+             << program.getRank() << " for the " << backend->getName()
+             << " target failed";
+    if (failed(verify(*rank)))
       return failure();
     out.push_back(std::move(rank));
   }
@@ -224,16 +218,21 @@ LogicalResult codegen::emitPipeline(
   auto parameters =
       pipelineModule->getAttrOfType<ArrayAttr>(attrs::kParameters);
 
+  const target::TargetBackend *backend =
+      target::lookupTarget(settings.target.name);
+  if (!backend)
+    return pipelineModule.emitError("unknown target '")
+           << settings.target.name << "'";
   for (const OwningOpRef<ModuleOp> &rankModule : rankModules) {
     int64_t rank =
-        (*rankModule)->getAttrOfType<IntegerAttr>("pipeline.rank").getInt();
+        (*rankModule)->getAttrOfType<IntegerAttr>(attrs::kRank).getInt();
     std::string base = "rank" + std::to_string(rank);
     std::string object = outputDir.stagingPath(base + ".o");
-    if (failed(emitObjectFile(*rankModule, object, settings.optLevel)))
+    if (failed(backend->serializeObject(*rankModule, object, settings.target)))
       return failure();
     std::string error;
-    bool linked = linkRankExecutable({object}, outputDir.stagingPath(base),
-                                     error);
+    bool linked =
+        backend->linkExecutable({object}, outputDir.stagingPath(base), error);
     llvm::sys::fs::remove(object);
     if (!linked)
       return pipelineModule.emitError(error);
@@ -260,6 +259,7 @@ LogicalResult codegen::emitPipeline(
       {"microbatches", static_cast<int64_t>(pipe.getMicrobatches())},
       {"microbatch_size", settings.microbatchSize},
       {"schedule", pipe.getSchedule().str()},
+      {"target", settings.target.name},
       {"inference", settings.inference},
       // The float32 the ranks compute with, not the double it came from.
       {"learning_rate",

@@ -100,11 +100,13 @@ static void keepOuterLoopsRolled(llvm::Module &module) {
 }
 
 LogicalResult codegen::emitObjectFile(ModuleOp module, StringRef objectPath,
-                                     unsigned optLevel) {
+                                     unsigned optLevel,
+                                     const DialectRegistry &translations) {
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   module.getContext()->appendDialectRegistry(registry);
+  module.getContext()->appendDialectRegistry(translations);
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
@@ -215,8 +217,14 @@ static int runLinker(ArrayRef<std::string> args, StringRef logPath,
   return WEXITSTATUS(waitStatus);
 }
 
+std::string codegen::runtimeLinkFile(StringRef name) {
+  return (Twine(PIPECC_RUNTIME_LIBRARY_DIR) + "/" + name).str();
+}
+
 bool codegen::linkRankExecutable(ArrayRef<std::string> objects,
                                  StringRef executablePath,
+                                 StringRef linkFile,
+                                 ArrayRef<std::string> extraArgs,
                                  std::string &error) {
   const char *cxxEnv = std::getenv("PIPECC_CXX");
   std::string cxxName = cxxEnv && *cxxEnv ? cxxEnv : "c++";
@@ -226,18 +234,10 @@ bool codegen::linkRankExecutable(ArrayRef<std::string> objects,
             "' to link rank executables (set PIPECC_CXX)";
     return false;
   }
-  const char *linkEnv = std::getenv("PIPECC_RUNTIME_LINK_FILE");
-  std::string linkFile =
-      linkEnv && *linkEnv ? linkEnv : PIPECC_DEFAULT_RUNTIME_LINK_FILE;
-  if (!llvm::sys::fs::exists(linkFile)) {
-    error = "cannot find the runtime's link file '" + linkFile +
-            "' (build the pipecc_runtime target, or set "
-            "PIPECC_RUNTIME_LINK_FILE)";
-    return false;
-  }
   SmallVector<std::string> args{*cxx};
   args.append(objects.begin(), objects.end());
-  args.push_back("@" + linkFile);
+  args.push_back(("@" + linkFile).str());
+  args.append(extraArgs.begin(), extraArgs.end());
   args.push_back("-o");
   args.push_back(executablePath.str());
 

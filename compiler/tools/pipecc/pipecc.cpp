@@ -72,6 +72,16 @@ static cl::opt<std::string>
              cl::desc("Optimisation level of the rank executables: -O0 to "
                       "-O3 (default -O3)"),
              cl::Prefix, cl::init("3"), cl::cat(pipeccCategory));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("What the rank executables run on: cpu (default) or "
+                    "cuda"),
+           cl::init("cpu"), cl::cat(pipeccCategory));
+static cl::opt<std::string>
+    gpuArch("gpu-arch",
+            cl::desc("GPU architecture of --target cuda: sm_75, sm_80, "
+                     "sm_86, sm_87, sm_89, sm_90 (default) or sm_90a"),
+            cl::init("sm_90"), cl::cat(pipeccCategory));
 static cl::opt<std::string> elideLimit(
     "elide-elements-larger-than",
     cl::desc("Print constants with more elements as dense_resource "
@@ -207,6 +217,8 @@ int main(int argc, char **argv) {
       pipecc::rt::parseLearningRateOption("--lr", learningRate, numberError);
   if (!lr)
     return fail(numberError);
+  options.target = target;
+  options.gpuArch = gpuArch;
   options.schedule = schedule;
   options.partition = partitionStrategy;
   options.cutAfter.assign(cutAfter.begin(), cutAfter.end());

@@ -44,7 +44,11 @@ struct DriverOptions {
   // Schedule.
   int64_t microbatches = 1;
   std::string schedule = "1f1b";
-  // Codegen.
+  // Lower and codegen.
+  /// The target of the rank executables (--target): cpu or cuda.
+  std::string target = "cpu";
+  /// The GPU architecture of --target cuda (--gpu-arch).
+  std::string gpuArch = "sm_90";
   double learningRate = 0.1;
   /// LLVM optimisation level of the rank executables, 0 to 3.
   unsigned optLevel = 3;

@@ -2,6 +2,7 @@
 #define PIPECC_COMPILER_OBJECTEMITTER_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -9,19 +10,28 @@
 
 namespace pipecc::codegen {
 
-/// Translates an LLVM-dialect module to LLVM IR, optimises it at -O`optLevel`
-/// (0 to 3) for the host CPU and writes an object file. Errors are reported
-/// on the module.
+/// Translates an LLVM-dialect module to LLVM IR (with the dialect
+/// translations in `translations` besides builtin and LLVM), optimises it
+/// at -O`optLevel` (0 to 3) for the host CPU and writes an object file.
+/// Errors are reported on the module.
 mlir::LogicalResult emitObjectFile(mlir::ModuleOp module,
                                    llvm::StringRef objectPath,
-                                   unsigned optLevel = 3);
+                                   unsigned optLevel,
+                                   const mlir::DialectRegistry &translations);
 
-/// Links objects with the CPU runtime into an executable, with the system
-/// C++ compiler driver (`PIPECC_CXX`, else `c++`) and the runtime's link
-/// response file (`PIPECC_RUNTIME_LINK_FILE`, else the one of this build).
-/// On failure returns false with the linker's output in `error`.
+/// Links objects into an executable with the system C++ compiler driver
+/// (`PIPECC_CXX`, else `c++`), a runtime's link response file `linkFile`
+/// and `extraArgs`. On failure returns false with the linker's first error
+/// in `error`.
 bool linkRankExecutable(llvm::ArrayRef<std::string> objects,
-                        llvm::StringRef executablePath, std::string &error);
+                        llvm::StringRef executablePath,
+                        llvm::StringRef linkFile,
+                        llvm::ArrayRef<std::string> extraArgs,
+                        std::string &error);
+
+/// The link response file of a runtime library of this build:
+/// `<build>/lib/<name>`.
+std::string runtimeLinkFile(llvm::StringRef name);
 
 } // namespace pipecc::codegen
 

@@ -170,4 +170,78 @@ def OutlineOpGroups : Pass<"pipecc-outline-op-groups", "::mlir::ModuleOp"> {
   ];
 }
 
+def RecordStageAbi : Pass<"pipecc-record-stage-abi", "::mlir::ModuleOp"> {
+  let summary = "Records each stage function's tensor bindings in an attribute "
+                "that survives the stage lowering";
+  let description = [{
+    The first pass over a rank module. For every stage function (a
+    `func.func` with `pipeline.kind`) it writes `pipeline.stage_abi`, a
+    dictionary the host program pass reads after the stage lowering has
+    turned the function into an `llvm.func` of bare pointers:
+
+    ```mlir
+    pipeline.stage_abi = {kind = "forward",
+      args = [{pipeline.input = "x", type = tensor<4x8xf32>},
+              {pipeline.param = "fc.weight", type = tensor<3x8xf32>},
+              {pipeline.input = "labels", type = tensor<4xi64>,
+               num_classes = 3 : i64, ignore_index = -100 : i64} ],
+      results = [{pipeline.tensor = "loss", pipeline.loss, type = tensor<f32>} ]}
+    ```
+
+    Each argument and result keeps its `pipeline.*` attributes and gains its
+    tensor type; an integer input a cross-entropy indexes with gains the
+    class count and the label it ignores. The function's own argument and
+    result attributes and its `pipeline.stage`, `pipeline.kind`,
+    `pipeline.send` and `pipeline.recv` are removed: the stage lowering has
+    no use for them. A function attribute is used because the upstream
+    conversions (bufferization, func-to-llvm) keep a function's discardable
+    attributes while they rewrite its signature.
+  }];
+}
+
+def LowerRankProgram : Pass<"pipecc-lower-rank-program", "::mlir::ModuleOp"> {
+  let summary = "Turns a rank module's pipeline.program into the host code "
+                "of a rank executable";
+  let description = [{
+    The last pass over a rank module, after the stage lowering. The module
+    holds the scheduled `pipeline.pipeline` (all ranks' programs, so that
+    every rank numbers the message tensors alike), its own rank in
+    `pipeline.rank`, the parameters in `pipeline.parameters`, and its stage
+    functions as `llvm.func`s taking bare pointers (inputs, then one output
+    buffer per result) with the `pipeline.stage_abi` of
+    `pipecc-record-stage-abi`. The pass adds, in the LLVM dialect:
+
+    - `pipecc_step(ctx)`: the rank's program in order, through the runtime's
+      C API (`runtime/include/pipecc/Runtime/Runtime.h`): loading data,
+      calling the stage functions on the buffers of the micro-batch,
+      accumulating gradients, sending and receiving, all-reduces. Losses
+      are reported with `pipecc_rt_report_loss_at`, which reads the value
+      where the target keeps it (device memory on CUDA): the host code
+      never loads from a buffer itself.
+    - `pipecc_buffers`: the buffer table (`pipecc_rt_buffer_desc`), and
+      `pipecc_program` (`pipecc_rt_rank_program`) at the runtime's ABI
+      version, naming `target`; slots 0, offsets -1 and arena_bytes 0 let
+      the runtime place the buffers.
+    - `main`, calling `pipecc_rt_main`.
+
+    The `pipeline.pipeline` and the `pipeline.stage_abi` attributes are
+    removed. A stage function whose pointer count does not match its ABI,
+    an action naming a missing function or buffer, or an element type the
+    runtime has no buffers of is an error.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "The target named in the program constant (cpu or cuda)">,
+    Option<"microbatchSize", "microbatch-size", "int64_t", /*default=*/"0",
+           "Samples per micro-batch (0: the runtime takes it from the data)">,
+    Option<"learningRate", "learning-rate", "double", /*default=*/"0.1",
+           "The program's default SGD learning rate">,
+    Option<"inference", "inference", "bool", /*default=*/"false",
+           "A forward-only program: the runtime writes the graph outputs">,
+    Option<"countedMeanLoss", "counted-mean-loss", "bool", /*default=*/"false",
+           "The loss is a mean over counted labels (on every rank)">,
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // PIPECC_CONVERSION_PASSES_TD

@@ -48,6 +48,39 @@ void registerCPULoweringPipeline();
 /// deallocation) the pipeline needs in a context.
 void registerCPULoweringDialects(mlir::DialectRegistry &registry);
 
+struct CUDALoweringOptions : mlir::PassPipelineOptions<CUDALoweringOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("The GPU architecture (sm_XX)"),
+                           llvm::cl::init("sm_90")};
+  Option<std::string> features{*this, "features",
+                               llvm::cl::desc("PTX features"),
+                               llvm::cl::init("+ptx80")};
+  Option<std::string> libdevice{
+      *this, "libdevice", llvm::cl::desc("libdevice bitcode to link"),
+      llvm::cl::init("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc")};
+  Option<std::string> toolkit{*this, "toolkit",
+                              llvm::cl::desc("The CUDA toolkit's folder"),
+                              llvm::cl::init("/usr/local/cuda")};
+  Option<bool> barePtrCallConv{
+      *this, "bare-ptr-memref-call-conv",
+      llvm::cl::desc("Pass memrefs as bare pointers (static shapes only)"),
+      llvm::cl::init(true)};
+};
+
+/// Lowers a module of graph-dialect functions (the CPU pipeline's input) for
+/// CUDA: each stage function becomes an `llvm.func` taking bare DEVICE
+/// pointers (inputs, then one output buffer per result), its kernels held
+/// by `gpu.binary` ops (a fatbin for `chip`) and launched through MLIR's
+/// gpu-to-llvm host ABI, its matmuls `pipecc_rt_cuda_gemm*` calls.
+void buildCUDALoweringPipeline(mlir::OpPassManager &pm,
+                               const CUDALoweringOptions &options = {});
+
+/// Registers `pipecc-lower-to-cuda`, the pipeline above.
+void registerCUDALoweringPipeline();
+
+/// The dialects and external models the CUDA pipeline needs in a context.
+void registerCUDALoweringDialects(mlir::DialectRegistry &registry);
+
 } // namespace pipecc
 
 #endif // PIPECC_CONVERSION_PIPELINES_H

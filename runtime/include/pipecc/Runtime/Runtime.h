@@ -28,9 +28,11 @@ extern "C" {
 
 /* Bumped whenever pipecc_rt_rank_program or pipecc_rt_buffer_desc change
  * layout, or a function the generated code calls changes its signature
- * (2: micro-batch argument of pipecc_rt_report_loss); pipecc_rt_main
- * refuses a program built for another version. */
-#define PIPECC_RT_ABI_VERSION 2
+ * (2: micro-batch argument of pipecc_rt_report_loss; 3: slots and offset
+ * of a buffer, arena_bytes and target of a program, losses read through
+ * pipecc_rt_report_loss_at); pipecc_rt_main refuses a program built for
+ * another version. */
+#define PIPECC_RT_ABI_VERSION 3
 
 /*===----------------------------------------------------------------------===*
  * The program description the compiler emits for each rank
@@ -70,7 +72,8 @@ typedef enum pipecc_rt_dtype {
  * 64-byte aligned and zero-filled before the first step.
  *
  * Layout (x86-64, natural alignment; the compiler emits it as an LLVM
- * struct {ptr, i32, i32, i32, i32, ptr, i64, i64, i64}, 56 bytes). */
+ * struct {ptr, i32, i32, i32, i32, ptr, i64, i64, i64, i64, i64}, 72
+ * bytes). */
 typedef struct pipecc_rt_buffer_desc {
   /* Parameter: tensor name in the weights file and in --save/--dump-grads
    *   output. Gradient: informational (the parameter's name is used).
@@ -97,6 +100,12 @@ typedef struct pipecc_rt_buffer_desc {
    * data draws values in [0, num_classes). 0 = not class ids (synthetic
    * integers are then 0). Ignored otherwise. */
   int64_t num_classes;
+  /* Per-micro-batch buffers: how many copies to allocate; micro-batch mb
+   * uses copy mb % slots. 0 means `microbatches` copies. */
+  int64_t slots;
+  /* Byte offset of copy 0 in the rank's arena (64-byte aligned), or -1:
+   * the runtime places the buffer. */
+  int64_t offset;
 } pipecc_rt_buffer_desc;
 
 typedef struct pipecc_rt_context pipecc_rt_context;
@@ -120,7 +129,7 @@ typedef struct pipecc_rt_context pipecc_rt_context;
 
 /* What the compiler emits for rank `rank` of `num_ranks`.
  * Layout (x86-64): {i32, i32, i32, i32, i64, f32, f32, i32, [4 x i8] pad, i64,
- * ptr, ptr}, 64 bytes. */
+ * ptr, ptr, i64, ptr}, 80 bytes. */
 typedef struct pipecc_rt_rank_program {
   uint32_t abi_version;   /* PIPECC_RT_ABI_VERSION */
   int32_t rank;           /* must equal the MPI rank the process gets */
@@ -145,6 +154,11 @@ typedef struct pipecc_rt_rank_program {
    * forward, send/receive, backward, accumulate gradients, and report the
    * loss on the rank that computes it. */
   void (*step)(pipecc_rt_context *ctx);
+  /* Size of the one allocation (the arena) holding every buffer of the
+   * rank; 0 means the runtime sizes it. */
+  int64_t arena_bytes;
+  /* The target the program was compiled for: "cpu" or "cuda". */
+  const char *target;
 } pipecc_rt_rank_program;
 
 /*===----------------------------------------------------------------------===*
@@ -298,6 +312,13 @@ void pipecc_rt_report_loss(pipecc_rt_context *ctx, int64_t microbatch,
  * finite ends the job. */
 void pipecc_rt_report_loss_count(pipecc_rt_context *ctx, int64_t microbatch,
                                  float count);
+/* The same, reading the value from a buffer of the rank (the float at
+ * `loss` / `count`, in the memory of the program's target: device memory
+ * on CUDA). Generated code calls these, never loads the value itself. */
+void pipecc_rt_report_loss_at(pipecc_rt_context *ctx, int64_t microbatch,
+                              const float *loss);
+void pipecc_rt_report_loss_count_at(pipecc_rt_context *ctx,
+                                    int64_t microbatch, const float *count);
 
 /* Adds micro-batch `microbatch`'s gradient `src` (as many floats as the
  * buffer holds) into gradient buffer `gradient_buffer_id`. A sum that is

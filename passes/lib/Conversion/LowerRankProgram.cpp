@@ -1,25 +1,58 @@
+//===- LowerRankProgram.cpp - The host program of a rank ------------------===//
+//
 // Host code of a rank executable, in the LLVM dialect: the step function that
 // runs the rank's pipeline program through the runtime's C API, the buffer
-// table and program constant the runtime reads, and main().
-#include "pipecc/Compiler/RankProgram.h"
-
-#include "pipecc/Dialect/Graph/GraphOps.h"
+// table and program constant the runtime reads, and main(). The ABI (version,
+// buffer roles, element types, flags) is the runtime's C header's.
+//
+//===----------------------------------------------------------------------===//
+#include "pipecc/Conversion/Passes.h"
+#include "pipecc/Conversion/StageAbi.h"
 #include "pipecc/Dialect/Pipeline/PipelineOps.h"
 #include "pipecc/Passes/Attributes.h"
 #include "pipecc/Runtime/Runtime.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <set>
+
+namespace pipecc {
+#define GEN_PASS_DEF_LOWERRANKPROGRAM
+#include "pipecc/Conversion/Passes.h.inc"
+} // namespace pipecc
+
 using namespace mlir;
 using namespace pipecc;
-using namespace pipecc::codegen;
 
 namespace {
+
+/// One entry of a rank's buffer table (pipecc_rt_buffer_desc).
+struct Buffer {
+  std::string name;
+  pipecc_rt_buffer_role role;
+  pipecc_rt_dtype dtype;
+  bool perMicrobatch = false;
+  SmallVector<int64_t> shape;
+  int64_t bytes = 0;
+  int64_t parameterId = -1;
+  int64_t numClasses = 0;
+};
+
+/// What the program constant says beyond the buffers and the step.
+struct RankSettings {
+  int32_t rank = 0;
+  int32_t numRanks = 1;
+  int32_t microbatches = 1;
+  int64_t microbatchSize = 0;
+  double learningRate = 0.1;
+  bool inference = false;
+  bool countedMeanLoss = false;
+  std::string target;
+};
 
 /// A stage function as the host calls it: one buffer per argument, then one
 /// per result.
@@ -49,12 +82,12 @@ public:
   }
 
   LogicalResult build(pipeline::ProgramOp program,
-                      ArrayRef<Operation *> stageFunctions,
+                      ArrayRef<LLVM::LLVMFuncOp> stageFunctions,
                       ArrayAttr parameters);
 
 private:
-  FailureOr<BufferDType> dtypeOf(Type element, Location where);
-  FailureOr<int64_t> addBuffer(StringRef name, BufferRole role,
+  FailureOr<pipecc_rt_dtype> dtypeOf(Type element, Location where);
+  FailureOr<int64_t> addBuffer(StringRef name, pipecc_rt_buffer_role role,
                                RankedTensorType type, bool perMicrobatch,
                                Location where);
   FailureOr<int64_t> tensorBuffer(StringRef name, RankedTensorType type,
@@ -63,7 +96,7 @@ private:
   /// gradient accumulator when trainable.
   FailureOr<int64_t> parameterBuffers(StringRef name, RankedTensorType type,
                                       bool trainable, Location where);
-  LogicalResult collect(func::FuncOp func, ArrayAttr parameters);
+  LogicalResult collect(LLVM::LLVMFuncOp func, ArrayAttr parameters);
   void declareRuntime();
   LLVM::LLVMFuncOp declare(StringRef name, Type result,
                            ArrayRef<Type> params);
@@ -79,7 +112,7 @@ private:
                               const StageCall &stage, int64_t microbatch);
   LogicalResult emitAllReduce(OpBuilder &ob, Value context,
                               pipeline::AllReduceOp op);
-  void buildProgramConstant(int32_t rank);
+  void buildProgramConstant();
 
   ModuleOp module;
   MLIRContext *ctx;
@@ -104,24 +137,26 @@ private:
   llvm::StringMap<StageCall> stageCalls; // by pipeline.kind
 };
 
-FailureOr<BufferDType> RankHostBuilder::dtypeOf(Type element, Location where) {
+FailureOr<pipecc_rt_dtype> RankHostBuilder::dtypeOf(Type element,
+                                                    Location where) {
   if (element.isF32())
-    return BufferDType::F32;
+    return PIPECC_RT_F32;
   if (element.isInteger(64))
-    return BufferDType::I64;
+    return PIPECC_RT_I64;
   if (element.isInteger(32))
-    return BufferDType::I32;
+    return PIPECC_RT_I32;
   if (element.isInteger(1))
-    return BufferDType::Bool;
-  return emitError(where) << "the CPU runtime has no buffers of element type "
+    return PIPECC_RT_BOOL;
+  return emitError(where) << "the runtime has no buffers of element type "
                           << element;
 }
 
-FailureOr<int64_t> RankHostBuilder::addBuffer(StringRef name, BufferRole role,
+FailureOr<int64_t> RankHostBuilder::addBuffer(StringRef name,
+                                              pipecc_rt_buffer_role role,
                                               RankedTensorType type,
                                               bool perMicrobatch,
                                               Location where) {
-  FailureOr<BufferDType> dtype = dtypeOf(type.getElementType(), where);
+  FailureOr<pipecc_rt_dtype> dtype = dtypeOf(type.getElementType(), where);
   if (failed(dtype))
     return failure();
   Buffer buffer;
@@ -130,9 +165,9 @@ FailureOr<int64_t> RankHostBuilder::addBuffer(StringRef name, BufferRole role,
   buffer.dtype = *dtype;
   buffer.perMicrobatch = perMicrobatch;
   buffer.shape.assign(type.getShape().begin(), type.getShape().end());
-  int64_t elementBytes = *dtype == BufferDType::I64    ? 8
-                         : *dtype == BufferDType::Bool ? 1
-                                                       : 4;
+  int64_t elementBytes = *dtype == PIPECC_RT_I64    ? 8
+                         : *dtype == PIPECC_RT_BOOL ? 1
+                                                    : 4;
   buffer.bytes = type.getNumElements() * elementBytes;
   buffers.push_back(std::move(buffer));
   return static_cast<int64_t>(buffers.size() - 1);
@@ -144,7 +179,7 @@ FailureOr<int64_t> RankHostBuilder::tensorBuffer(StringRef name,
   if (auto it = bufferOfTensor.find(name); it != bufferOfTensor.end())
     return it->second;
   FailureOr<int64_t> id =
-      addBuffer(name, BufferRole::Activation, type, /*perMicrobatch=*/true,
+      addBuffer(name, PIPECC_RT_ROLE_ACTIVATION, type, /*perMicrobatch=*/true,
                 where);
   if (succeeded(id))
     bufferOfTensor[name] = *id;
@@ -160,15 +195,15 @@ FailureOr<int64_t> RankHostBuilder::parameterBuffers(StringRef name,
   if (!type.getElementType().isF32())
     return emitError(where)
            << "parameter '" << name << "' is " << type.getElementType()
-           << "; the CPU runtime holds f32 parameters only";
-  FailureOr<int64_t> id = addBuffer(name, BufferRole::Parameter, type,
+           << "; the runtime holds f32 parameters only";
+  FailureOr<int64_t> id = addBuffer(name, PIPECC_RT_ROLE_PARAMETER, type,
                                     /*perMicrobatch=*/false, where);
   if (failed(id))
     return failure();
   bufferOfParam[name] = *id;
   if (trainable) {
     FailureOr<int64_t> grad = addBuffer(("grad." + name).str(),
-                                        BufferRole::Gradient, type, false,
+                                        PIPECC_RT_ROLE_GRADIENT, type, false,
                                         where);
     if (failed(grad))
       return failure();
@@ -178,8 +213,50 @@ FailureOr<int64_t> RankHostBuilder::parameterBuffers(StringRef name,
   return *id;
 }
 
-LogicalResult RankHostBuilder::collect(func::FuncOp func,
+/// The bindings pipecc-record-stage-abi wrote on a stage function.
+struct StageAbi {
+  StringAttr kind;
+  SmallVector<DictionaryAttr> args, results;
+
+  static FailureOr<StageAbi> read(LLVM::LLVMFuncOp func) {
+    auto abi = func->getAttrOfType<DictionaryAttr>(attrs::kStageAbi);
+    StageAbi result;
+    auto bindings = [&](StringRef key, SmallVector<DictionaryAttr> &out) {
+      auto list = abi.getAs<ArrayAttr>(key);
+      if (!list)
+        return false;
+      for (Attribute entry : list) {
+        auto dict = llvm::dyn_cast<DictionaryAttr>(entry);
+        if (!dict || !dict.getAs<TypeAttr>(attrs::kAbiType) ||
+            !llvm::isa<RankedTensorType>(
+                dict.getAs<TypeAttr>(attrs::kAbiType).getValue()))
+          return false;
+        out.push_back(dict);
+      }
+      return true;
+    };
+    result.kind = abi.getAs<StringAttr>(attrs::kAbiKind);
+    if (!result.kind || !bindings(attrs::kAbiArgs, result.args) ||
+        !bindings(attrs::kAbiResults, result.results))
+      return func.emitError("malformed '")
+             << attrs::kStageAbi << "': expected {" << attrs::kAbiKind
+             << " = string, " << attrs::kAbiArgs << " = [...], "
+             << attrs::kAbiResults
+             << " = [...]} with a ranked tensor type per binding";
+    return result;
+  }
+};
+
+RankedTensorType bindingType(DictionaryAttr binding) {
+  return llvm::cast<RankedTensorType>(
+      binding.getAs<TypeAttr>(attrs::kAbiType).getValue());
+}
+
+LogicalResult RankHostBuilder::collect(LLVM::LLVMFuncOp func,
                                        ArrayAttr parameters) {
+  FailureOr<StageAbi> abi = StageAbi::read(func);
+  if (failed(abi))
+    return failure();
   StageCall stage;
   stage.symbol = func.getSymName().str();
   auto trainable = [&](StringRef param) {
@@ -190,30 +267,33 @@ LogicalResult RankHostBuilder::collect(func::FuncOp func,
     }
     return false;
   };
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    auto type = llvm::cast<RankedTensorType>(func.getArgument(i).getType());
-    Location where = func.getLoc();
-    if (auto input = func.getArgAttrOfType<StringAttr>(i, attrs::kBindInput)) {
+  Location where = func.getLoc();
+  for (auto [i, binding] : llvm::enumerate(abi->args)) {
+    RankedTensorType type = bindingType(binding);
+    if (auto input = binding.getAs<StringAttr>(attrs::kBindInput)) {
       auto it = bufferOfInput.find(input.getValue());
       if (it == bufferOfInput.end()) {
         FailureOr<int64_t> id =
-            addBuffer(input.getValue(), BufferRole::DataInput, type,
+            addBuffer(input.getValue(), PIPECC_RT_ROLE_DATA_INPUT, type,
                       /*perMicrobatch=*/true, where);
         if (failed(id))
           return failure();
-        // Class ids for --synthetic: the class count of the loss reading it.
-        for (Operation *user : func.getArgument(i).getUsers())
-          if (auto ce = llvm::dyn_cast<graph::CrossEntropyOp>(user)) {
-            buffers[*id].numClasses = ce.getLogits().getType().getDimSize(1);
-            classIdChecks[*id] = ce.getIgnoreIndex();
-          }
+        // Class ids for --synthetic and the range check after each load.
+        if (auto classes = binding.getAs<IntegerAttr>(attrs::kAbiNumClasses)) {
+          buffers[*id].numClasses = classes.getInt();
+          std::optional<int64_t> ignore;
+          if (auto ignoreIndex =
+                  binding.getAs<IntegerAttr>(attrs::kAbiIgnoreIndex))
+            ignore = ignoreIndex.getInt();
+          classIdChecks[*id] = ignore;
+        }
         it = bufferOfInput.try_emplace(input.getValue(), *id).first;
         dataBuffers.push_back(*id);
       }
       stage.argBuffers.push_back(it->second);
       continue;
     }
-    if (auto param = func.getArgAttrOfType<StringAttr>(i, attrs::kBindParam)) {
+    if (auto param = binding.getAs<StringAttr>(attrs::kBindParam)) {
       FailureOr<int64_t> id = parameterBuffers(
           param.getValue(), type, trainable(param.getValue()), where);
       if (failed(id))
@@ -221,7 +301,7 @@ LogicalResult RankHostBuilder::collect(func::FuncOp func,
       stage.argBuffers.push_back(*id);
       continue;
     }
-    auto name = func.getArgAttrOfType<StringAttr>(i, attrs::kTensor);
+    auto name = binding.getAs<StringAttr>(attrs::kTensor);
     if (!name)
       return func.emitError("argument ") << i << " has no tensor name";
     FailureOr<int64_t> id = tensorBuffer(name.getValue(), type, where);
@@ -229,17 +309,16 @@ LogicalResult RankHostBuilder::collect(func::FuncOp func,
       return failure();
     stage.argBuffers.push_back(*id);
   }
-  for (unsigned i = 0; i < func.getNumResults(); ++i) {
-    auto type = llvm::cast<RankedTensorType>(func.getResultTypes()[i]);
-    auto name = func.getResultAttrOfType<StringAttr>(i, attrs::kTensor);
+  for (auto [i, binding] : llvm::enumerate(abi->results)) {
+    RankedTensorType type = bindingType(binding);
+    auto name = binding.getAs<StringAttr>(attrs::kTensor);
     if (!name)
       return func.emitError("result ") << i << " has no tensor name";
-    if (auto output = func.getResultAttrOfType<StringAttr>(
-            i, attrs::kGraphOutput)) {
+    if (auto output = binding.getAs<StringAttr>(attrs::kGraphOutput)) {
       // A graph output of an inference program: the runtime writes it.
       FailureOr<int64_t> id =
-          addBuffer(output.getValue(), BufferRole::Output, type,
-                    /*perMicrobatch=*/true, func.getLoc());
+          addBuffer(output.getValue(), PIPECC_RT_ROLE_OUTPUT, type,
+                    /*perMicrobatch=*/true, where);
       if (failed(id))
         return failure();
       stage.resultBuffers.push_back(*id);
@@ -247,12 +326,11 @@ LogicalResult RankHostBuilder::collect(func::FuncOp func,
       continue;
     }
     SmallVector<int64_t, 1> accumulate;
-    if (auto params = func.getResultAttrOfType<ArrayAttr>(i, attrs::kParamGrad))
+    if (auto params = binding.getAs<ArrayAttr>(attrs::kParamGrad))
       for (auto param : params.getAsValueRange<StringAttr>()) {
         // The gradient of a parameter no function of this rank reads
         // still needs the parameter and its accumulator.
-        if (failed(parameterBuffers(param, type, /*trainable=*/true,
-                                    func.getLoc())))
+        if (failed(parameterBuffers(param, type, /*trainable=*/true, where)))
           return failure();
         auto grad = gradientOfParam.find(param);
         accumulate.push_back(grad->second);
@@ -260,21 +338,20 @@ LogicalResult RankHostBuilder::collect(func::FuncOp func,
     FailureOr<int64_t> id;
     if (!accumulate.empty() && !readTensors.contains(name.getValue()))
       // Only added into the accumulators: one scratch copy suffices.
-      id = addBuffer(name.getValue(), BufferRole::Scratch, type, false,
-                     func.getLoc());
+      id = addBuffer(name.getValue(), PIPECC_RT_ROLE_SCRATCH, type, false,
+                     where);
     else
-      id = tensorBuffer(name.getValue(), type, func.getLoc());
+      id = tensorBuffer(name.getValue(), type, where);
     if (failed(id))
       return failure();
     stage.resultBuffers.push_back(*id);
     stage.accumulateInto.push_back(std::move(accumulate));
-    if (func.getResultAttr(i, attrs::kLoss))
+    if (binding.get(attrs::kLoss))
       stage.lossResult = i;
-    if (func.getResultAttr(i, attrs::kLossCount))
+    if (binding.get(attrs::kLossCount))
       stage.lossCountResult = i;
   }
-  auto kind = func->getAttrOfType<StringAttr>(attrs::kFunctionKind);
-  stageCalls[kind.getValue()] = std::move(stage);
+  stageCalls[abi->kind.getValue()] = std::move(stage);
   return success();
 }
 
@@ -297,8 +374,8 @@ void RankHostBuilder::declareRuntime() {
   declare("pipecc_rt_recv", voidType, {ptrType, i64, i64, i32, i32});
   declare("pipecc_rt_accumulate_gradient", voidType,
           {ptrType, i64, i64, ptrType});
-  declare("pipecc_rt_report_loss", voidType, {ptrType, i64, f32});
-  declare("pipecc_rt_report_loss_count", voidType, {ptrType, i64, f32});
+  declare("pipecc_rt_report_loss_at", voidType, {ptrType, i64, ptrType});
+  declare("pipecc_rt_report_loss_count_at", voidType, {ptrType, i64, ptrType});
   declare("pipecc_rt_allreduce_sum_f32", voidType,
           {ptrType, ptrType, i64, ptrType, i32});
   declare("pipecc_rt_main", i32, {i32, ptrType, ptrType});
@@ -341,15 +418,14 @@ LogicalResult RankHostBuilder::emitStageCall(OpBuilder &ob, Value context,
       // The runtime checks each micro-batch's gradient as it adds it.
       call(ob, "pipecc_rt_accumulate_gradient",
            {context, constI64(ob, target), mb, results[index]});
-  if (stage.lossResult >= 0) {
-    Value loss = ob.create<LLVM::LoadOp>(loc, f32, results[stage.lossResult]);
-    call(ob, "pipecc_rt_report_loss", {context, mb, loss});
-  }
-  if (stage.lossCountResult >= 0) {
-    Value count =
-        ob.create<LLVM::LoadOp>(loc, f32, results[stage.lossCountResult]);
-    call(ob, "pipecc_rt_report_loss_count", {context, mb, count});
-  }
+  // The runtime reads the values where the target keeps them (device
+  // memory on CUDA); host code never dereferences a buffer.
+  if (stage.lossResult >= 0)
+    call(ob, "pipecc_rt_report_loss_at",
+         {context, mb, results[stage.lossResult]});
+  if (stage.lossCountResult >= 0)
+    call(ob, "pipecc_rt_report_loss_count_at",
+         {context, mb, results[stage.lossCountResult]});
   return success();
 }
 
@@ -360,7 +436,7 @@ LogicalResult RankHostBuilder::emitAllReduce(OpBuilder &ob, Value context,
                                              pipeline::AllReduceOp op) {
   int64_t buffer = -1;
   for (auto [id, candidate] : llvm::enumerate(buffers))
-    if (candidate.role == BufferRole::Gradient &&
+    if (candidate.role == PIPECC_RT_ROLE_GRADIENT &&
         candidate.name == op.getTensor())
       buffer = id;
   if (buffer < 0)
@@ -470,7 +546,7 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
             // The runtime applies the optimizer after each step.
             .Case([&](pipeline::OptimizerStepOp) { return success(); })
             .Default([&](Operation *op) {
-              return op->emitError("the CPU target cannot run '")
+              return op->emitError("the host program cannot run '")
                      << op->getName() << "' yet";
             });
     if (failed(result))
@@ -480,11 +556,16 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
   return success();
 }
 
-void RankHostBuilder::buildProgramConstant(int32_t rank) {
+void RankHostBuilder::buildProgramConstant() {
   b.setInsertionPointToEnd(module.getBody());
   auto i8 = IntegerType::get(ctx, 8);
+  std::string targetText = settings.target;
+  targetText.push_back('\0');
+  b.create<LLVM::GlobalOp>(loc, LLVM::LLVMArrayType::get(i8, targetText.size()),
+                           /*isConstant=*/true, LLVM::Linkage::Internal,
+                           "pipecc_target", b.getStringAttr(targetText));
   auto descType = LLVM::LLVMStructType::getLiteral(
-      ctx, {ptrType, i32, i32, i32, i32, ptrType, i64, i64, i64});
+      ctx, {ptrType, i32, i32, i32, i32, ptrType, i64, i64, i64, i64, i64});
   // Names and shapes as separate constants the table points to.
   SmallVector<std::string> nameSymbols, shapeSymbols;
   for (auto [index, buffer] : llvm::enumerate(buffers)) {
@@ -532,16 +613,22 @@ void RankHostBuilder::buildProgramConstant(int32_t rank) {
       insert(constI64(ib, buffer.bytes), 6);
       insert(constI64(ib, buffer.parameterId), 7);
       insert(constI64(ib, buffer.numClasses), 8);
+      // The runtime chooses the copies and places the buffer until the
+      // compiler plans the rank's memory.
+      insert(constI64(ib, 0), 9);
+      insert(constI64(ib, -1), 10);
       array = ib.create<LLVM::InsertValueOp>(loc, array, desc, index);
     }
     ib.create<LLVM::ReturnOp>(loc, array);
   }
 
   // {abi_version, rank, num_ranks, microbatches, microbatch_size, default_lr,
-  //  gradient_scale, flags, num_buffers, buffers, step}; LLVM pads it like C.
+  //  gradient_scale, flags, num_buffers, buffers, step, arena_bytes, target};
+  // LLVM pads it like C.
   b.setInsertionPointToEnd(module.getBody());
   auto programType = LLVM::LLVMStructType::getLiteral(
-      ctx, {i32, i32, i32, i32, i64, f32, f32, i32, i64, ptrType, ptrType});
+      ctx, {i32, i32, i32, i32, i64, f32, f32, i32, i64, ptrType, ptrType, i64,
+            ptrType});
   auto programGlobal = b.create<LLVM::GlobalOp>(
       loc, programType, /*isConstant=*/true, LLVM::Linkage::Internal,
       "pipecc_program", Attribute());
@@ -555,7 +642,7 @@ void RankHostBuilder::buildProgramConstant(int32_t rank) {
     return ib.create<LLVM::ConstantOp>(loc, f32, ib.getF32FloatAttr(v));
   };
   insert(constI32(ib, PIPECC_RT_ABI_VERSION), 0);
-  insert(constI32(ib, rank), 1);
+  insert(constI32(ib, settings.rank), 1);
   insert(constI32(ib, settings.numRanks), 2);
   insert(constI32(ib, settings.microbatches), 3);
   insert(constI64(ib, settings.microbatchSize), 4);
@@ -571,6 +658,9 @@ void RankHostBuilder::buildProgramConstant(int32_t rank) {
   insert(constI64(ib, buffers.size()), 8);
   insert(ib.create<LLVM::AddressOfOp>(loc, ptrType, "pipecc_buffers"), 9);
   insert(ib.create<LLVM::AddressOfOp>(loc, ptrType, "pipecc_step"), 10);
+  // 0: the runtime sizes the arena.
+  insert(constI64(ib, 0), 11);
+  insert(ib.create<LLVM::AddressOfOp>(loc, ptrType, "pipecc_target"), 12);
   ib.create<LLVM::ReturnOp>(loc, program);
 
   b.setInsertionPointToEnd(module.getBody());
@@ -587,34 +677,127 @@ void RankHostBuilder::buildProgramConstant(int32_t rank) {
 }
 
 LogicalResult RankHostBuilder::build(pipeline::ProgramOp program,
-                                     ArrayRef<Operation *> stageFunctions,
+                                     ArrayRef<LLVM::LLVMFuncOp> stageFunctions,
                                      ArrayAttr parameters) {
-  for (Operation *op : stageFunctions) {
-    auto func = llvm::cast<func::FuncOp>(op);
-    for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      if (auto name = func.getArgAttrOfType<StringAttr>(i, attrs::kTensor))
+  for (LLVM::LLVMFuncOp func : stageFunctions) {
+    FailureOr<StageAbi> abi = StageAbi::read(func);
+    if (failed(abi))
+      return failure();
+    for (DictionaryAttr binding : abi->args)
+      if (auto name = binding.getAs<StringAttr>(attrs::kTensor))
         readTensors.insert(name.getValue());
   }
   program.walk(
       [&](pipeline::SendOp send) { readTensors.insert(send.getTensor()); });
-  for (Operation *op : stageFunctions)
-    if (failed(collect(llvm::cast<func::FuncOp>(op), parameters)))
+  for (LLVM::LLVMFuncOp func : stageFunctions)
+    if (failed(collect(func, parameters)))
       return failure();
   declareRuntime();
   if (failed(buildStep(program)))
     return failure();
-  buildProgramConstant(static_cast<int32_t>(program.getRank()));
+  buildProgramConstant();
   return success();
 }
 
-} // namespace
-
-LogicalResult codegen::buildRankHost(ModuleOp rankModule,
-                                     pipeline::ProgramOp program,
-                                     ArrayRef<Operation *> stageFunctions,
-                                     ArrayAttr parameters,
-                                     const RankSettings &settings,
-                                     const llvm::StringMap<int32_t> &tags) {
-  RankHostBuilder builder(rankModule, settings, tags);
-  return builder.build(program, stageFunctions, parameters);
+/// `pipeline.parameters` entries must name each parameter and say whether
+/// it trains.
+LogicalResult verifyParameters(ModuleOp module, ArrayAttr parameters) {
+  for (Attribute attr : parameters) {
+    auto dict = llvm::dyn_cast<DictionaryAttr>(attr);
+    if (!dict || !dict.getAs<StringAttr>("name") ||
+        !dict.getAs<BoolAttr>("trainable"))
+      return module.emitError("'")
+             << attrs::kParameters
+             << "' entries must be dictionaries with a string 'name' and a "
+                "bool 'trainable', found "
+             << attr;
+  }
+  return success();
 }
+
+struct LowerRankProgramPass
+    : public pipecc::impl::LowerRankProgramBase<LowerRankProgramPass> {
+  using LowerRankProgramBase::LowerRankProgramBase;
+
+  void runOnOperation() override {
+    if (failed(lower()))
+      signalPassFailure();
+  }
+
+  LogicalResult lower() {
+    ModuleOp module = getOperation();
+    auto rankAttr = module->getAttrOfType<IntegerAttr>(attrs::kRank);
+    if (!rankAttr)
+      return module.emitError("a rank module needs '")
+             << attrs::kRank << "', the rank whose program it holds";
+    auto parameters = module->getAttrOfType<ArrayAttr>(attrs::kParameters);
+    if (!parameters)
+      return module.emitError("a rank module needs '")
+             << attrs::kParameters << "', the parameters of the pipeline";
+    if (failed(verifyParameters(module, parameters)))
+      return failure();
+    auto pipelines = llvm::to_vector(module.getOps<pipeline::PipelineOp>());
+    if (pipelines.size() != 1)
+      return module.emitError("a rank module holds one pipeline.pipeline, "
+                              "found ")
+             << pipelines.size();
+    pipeline::PipelineOp pipe = pipelines.front();
+    pipeline::ProgramOp program;
+    for (auto candidate : pipe.getBody().getOps<pipeline::ProgramOp>())
+      if (static_cast<int64_t>(candidate.getRank()) == rankAttr.getInt())
+        program = candidate;
+    if (!program)
+      return pipe.emitOpError("has no program for rank ") << rankAttr.getInt();
+
+    // Every rank numbers the message tensors the same way: by name over the
+    // whole pipeline.
+    std::set<std::string> messageNames;
+    pipe.walk([&](Operation *op) {
+      if (auto send = llvm::dyn_cast<pipeline::SendOp>(op))
+        messageNames.insert(send.getTensor().str());
+      if (auto recv = llvm::dyn_cast<pipeline::RecvOp>(op))
+        messageNames.insert(recv.getTensor().str());
+    });
+    llvm::StringMap<int32_t> tags;
+    for (const std::string &name : messageNames)
+      tags[name] = static_cast<int32_t>(tags.size());
+
+    SmallVector<LLVM::LLVMFuncOp> stageFunctions;
+    for (auto func : module.getOps<LLVM::LLVMFuncOp>())
+      if (func->hasAttr(attrs::kStageAbi))
+        stageFunctions.push_back(func);
+    for (auto func : module.getOps<FunctionOpInterface>())
+      if (func->hasAttr(attrs::kStageAbi) &&
+          !llvm::isa<LLVM::LLVMFuncOp>(func.getOperation()))
+        return func.emitError("stage function '")
+               << func.getName()
+               << "' is not lowered to the LLVM dialect; run the target's "
+                  "stage lowering first";
+    if (stageFunctions.empty())
+      return module.emitError("no stage functions for rank ")
+             << rankAttr.getInt() << " (functions with '"
+             << attrs::kStageAbi << "'; see pipecc-record-stage-abi)";
+
+    RankSettings settings;
+    settings.rank = static_cast<int32_t>(rankAttr.getInt());
+    settings.numRanks = static_cast<int32_t>(
+        llvm::range_size(pipe.getBody().getOps<pipeline::ProgramOp>()));
+    settings.microbatches = static_cast<int32_t>(pipe.getMicrobatches());
+    settings.microbatchSize = microbatchSize;
+    settings.learningRate = learningRate;
+    settings.inference = inference;
+    settings.countedMeanLoss = countedMeanLoss;
+    settings.target = target;
+    RankHostBuilder builder(module, settings, tags);
+    if (failed(builder.build(program, stageFunctions, parameters)))
+      return failure();
+    // Consumed: the module keeps only its rank.
+    pipe.erase();
+    module->removeAttr(attrs::kParameters);
+    for (LLVM::LLVMFuncOp func : stageFunctions)
+      func->removeAttr(attrs::kStageAbi);
+    return success();
+  }
+};
+
+} // namespace
