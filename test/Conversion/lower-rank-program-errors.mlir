@@ -1,0 +1,94 @@
+// Rank modules the host program pass refuses, each with one error.
+// RUN: pipecc-opt %s --pipecc-lower-rank-program -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{a rank module needs 'pipeline.rank', the rank whose program it holds}}
+module attributes {pipeline.parameters = []} {
+}
+
+// -----
+
+// expected-error @+1 {{a rank module holds one pipeline.pipeline, found 0}}
+module attributes {pipeline.rank = 0 : i64, pipeline.parameters = []} {
+}
+
+// -----
+
+module attributes {pipeline.rank = 3 : i64, pipeline.parameters = []} {
+  // expected-error @+1 {{'pipeline.pipeline' op has no program for rank 3}}
+  pipeline.pipeline @train stages = 1 chunks = 1 microbatches = 1 schedule = "gpipe" {
+    pipeline.program rank 0 {
+      pipeline.forward stage 0 chunk 0 mb 0
+    }
+  }
+}
+
+// -----
+
+module attributes {pipeline.rank = 0 : i64, pipeline.parameters = []} {
+  // expected-error @+1 {{stage function 'forward' is not lowered to the LLVM dialect; run the target's stage lowering first}}
+  func.func @forward(%arg0: tensor<4xf32>) attributes {pipeline.stage_abi = {kind = "forward", args = [{pipeline.input = "x", type = tensor<4xf32>}], results = []}} {
+    return
+  }
+  pipeline.pipeline @train stages = 1 chunks = 1 microbatches = 1 schedule = "gpipe" {
+    pipeline.program rank 0 {
+      pipeline.forward stage 0 chunk 0 mb 0
+    }
+  }
+}
+
+// -----
+
+// The function takes one pointer, its ABI says an input and a result.
+module attributes {pipeline.rank = 0 : i64, pipeline.parameters = []} {
+  // expected-error @+1 {{expected 2 pointer arguments (bare-pointer memrefs: inputs, then outputs), found 1}}
+  llvm.func @forward(%arg0: !llvm.ptr) attributes {pipeline.stage_abi = {kind = "forward", args = [{pipeline.input = "x", type = tensor<4xf32>}], results = [{pipeline.tensor = "y", type = tensor<4xf32>}]}} {
+    llvm.return
+  }
+  pipeline.pipeline @train stages = 1 chunks = 1 microbatches = 1 schedule = "gpipe" {
+    pipeline.program rank 0 {
+      pipeline.forward stage 0 chunk 0 mb 0
+    }
+  }
+}
+
+// -----
+
+module attributes {pipeline.rank = 0 : i64, pipeline.parameters = []} {
+  // expected-error @+1 {{the runtime has no buffers of element type 'f16'}}
+  llvm.func @forward(%arg0: !llvm.ptr) attributes {pipeline.stage_abi = {kind = "forward", args = [{pipeline.input = "x", type = tensor<4xf16>}], results = []}} {
+    llvm.return
+  }
+  pipeline.pipeline @train stages = 1 chunks = 1 microbatches = 1 schedule = "gpipe" {
+    pipeline.program rank 0 {
+      pipeline.forward stage 0 chunk 0 mb 0
+    }
+  }
+}
+
+// -----
+
+module attributes {pipeline.rank = 0 : i64, pipeline.parameters = []} {
+  // expected-error @+1 {{malformed 'pipeline.stage_abi': expected {kind = string, args = [...], results = [...]} with a ranked tensor type per binding}}
+  llvm.func @forward(%arg0: !llvm.ptr) attributes {pipeline.stage_abi = {kind = "forward", args = [{pipeline.input = "x"}], results = []}} {
+    llvm.return
+  }
+  pipeline.pipeline @train stages = 1 chunks = 1 microbatches = 1 schedule = "gpipe" {
+    pipeline.program rank 0 {
+      pipeline.forward stage 0 chunk 0 mb 0
+    }
+  }
+}
+
+// -----
+
+module attributes {pipeline.rank = 0 : i64, pipeline.parameters = []} {
+  llvm.func @forward(%arg0: !llvm.ptr) attributes {pipeline.stage_abi = {kind = "forward", args = [{pipeline.input = "x", type = tensor<4xf32>}], results = []}} {
+    llvm.return
+  }
+  pipeline.pipeline @train stages = 1 chunks = 1 microbatches = 1 schedule = "gpipe" {
+    pipeline.program rank 0 {
+      // expected-error @+1 {{rank has no 'backward_input' function}}
+      pipeline.backward_input stage 0 chunk 0 mb 0
+    }
+  }
+}
