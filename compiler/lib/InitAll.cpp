@@ -12,14 +12,17 @@
 void pipecc::registerAllPipeccDialects(mlir::DialectRegistry &registry) {
   registry.insert<graph::GraphDialect, pipeline::PipelineDialect,
                   mlir::func::FuncDialect>();
-  // Upstream dialects and bufferization models of the CPU lowering.
+  // Upstream dialects, bufferization models and translations of the CPU
+  // and CUDA lowerings.
   registerCPULoweringDialects(registry);
+  registerCUDALoweringDialects(registry);
 }
 
 void pipecc::registerAllPipeccPasses() {
   registerPipeccPasses();
   registerPipeccConversionPasses();
   registerCPULoweringPipeline();
+  registerCUDALoweringPipeline();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();

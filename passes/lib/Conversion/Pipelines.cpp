@@ -42,8 +42,7 @@
 
 using namespace mlir;
 
-void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
-                                      const CPULoweringOptions &options) {
+void pipecc::buildStageBufferizationPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createLowerGraphToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -68,6 +67,11 @@ void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
   outParams.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm, {});
+}
+
+void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
+                                      const CPULoweringOptions &options) {
+  buildStageBufferizationPipeline(pm);
   // After deallocation: see MatmulToBlas.cpp.
   pm.addPass(createMatmulToBlas());
   // Bounded functions keep LLVM's optimisation linear in the op count.
