@@ -57,7 +57,10 @@ Placement place(Operation *op) {
 struct LaunchRemainingOnGPUPass
     : pipecc::impl::LaunchRemainingOnGPUBase<LaunchRemainingOnGPUPass> {
   void runOnOperation() override {
-    if (failed(processBlock(getOperation().getBody().front())))
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    if (failed(processBlock(func.getBody().front())))
       signalPassFailure();
   }
 
@@ -73,6 +76,12 @@ struct LaunchRemainingOnGPUPass
           run.push_back(&op);
         break;
       case Placement::Host:
+        // Allocations and deallocations do not split a run: those inside
+        // it stay before its kernel, or move after it.
+        if (!run.empty() && isa<memref::AllocOp, memref::DeallocOp>(op)) {
+          run.push_back(&op);
+          break;
+        }
         if (failed(launch(run, &op)))
           return failure();
         break;
@@ -89,44 +98,53 @@ struct LaunchRemainingOnGPUPass
     return success();
   }
 
-  /// Moves the device ops of `run` (and the pure ops only they use) into a
-  /// one-thread gpu.launch placed before `end`.
+  /// Moves the device ops of `run` (and the pure ops that depend on them)
+  /// into a one-thread gpu.launch placed before `end`. A scalar it computes
+  /// that later kernels read travels through a one-element device buffer.
   LogicalResult launch(SmallVectorImpl<Operation *> &run, Operation *end) {
     if (run.empty())
       return success();
-    llvm::SmallPtrSet<Operation *, 16> inside(run.begin(), run.end());
-    // Pure ops used outside the run stay (and everything they need).
-    bool changed = true;
-    while (changed) {
-      changed = false;
-      for (Operation *op : run) {
-        if (!inside.contains(op) || !isMemoryEffectFree(op))
-          continue;
-        bool usedOutside = llvm::any_of(op->getUsers(), [&](Operation *user) {
-          Operation *top = end->getBlock()->findAncestorOpInBlock(*user);
-          return !top || !inside.contains(top);
-        });
-        if (usedOutside) {
-          inside.erase(op);
-          changed = true;
-        }
-      }
-    }
+    Block *block = end->getBlock();
+    llvm::SmallPtrSet<Operation *, 16> inside;
+    SmallVector<Operation *> deallocs;
+    auto fromInside = [&](Value value) {
+      Operation *def = value.getDefiningOp();
+      return def && inside.contains(def);
+    };
+    // Device ops and the pure ops that depend on them; pure ops the host
+    // can compute stay where they are.
     for (Operation *op : run) {
-      if (inside.contains(op)) {
-        for (Operation *user : op->getUsers()) {
-          Operation *top = end->getBlock()->findAncestorOpInBlock(*user);
-          if (!top || !inside.contains(top))
-            return user->emitError(
-                "uses a value computed from device memory on the host");
-        }
-        continue;
+      if (isa<memref::DeallocOp>(op))
+        deallocs.push_back(op);
+      else if (!isa<memref::AllocOp>(op) &&
+               (!isMemoryEffectFree(op) ||
+                llvm::any_of(op->getOperands(), fromInside)))
+        inside.insert(op);
+    }
+    auto outsideUsers = [&](Operation *op) {
+      SmallVector<Operation *> users;
+      for (Operation *user : op->getUsers()) {
+        Operation *top = block->findAncestorOpInBlock(*user);
+        if (!top || !inside.contains(top))
+          users.push_back(user);
       }
-      for (Value operand : op->getOperands())
-        if (Operation *def = operand.getDefiningOp())
-          if (inside.contains(def))
-            return op->emitError(
-                "uses a value computed from device memory on the host");
+      return users;
+    };
+    // Other values used outside must be read by kernels.
+    SmallVector<Value> spilled;
+    for (Operation *op : run) {
+      if (!inside.contains(op))
+        continue;
+      for (Operation *user : outsideUsers(op)) {
+        Operation *top = block->findAncestorOpInBlock(*user);
+        if (!top || !isa<gpu::LaunchOp>(top))
+          return user->emitError(
+              "uses a value computed from device memory on the host");
+      }
+      if (!outsideUsers(op).empty())
+        for (Value result : op->getResults())
+          if (!result.use_empty())
+            spilled.push_back(result);
     }
 
     OpBuilder builder(end);
@@ -140,8 +158,47 @@ struct LaunchRemainingOnGPUPass
     for (Operation *op : run)
       if (inside.contains(op))
         op->moveBefore(terminator);
+    for (Value value : spilled)
+      if (failed(spill(value, launchOp, end)))
+        return failure();
+    for (Operation *dealloc : deallocs)
+      dealloc->moveBefore(end);
     run.clear();
     ++numSequential;
+    return success();
+  }
+
+  /// Stores `value` (computed in `producer`) into a device scalar allocated
+  /// before it, and makes the other kernels of the block that use it load
+  /// it instead; the buffer is freed before the block's terminator.
+  LogicalResult spill(Value value, gpu::LaunchOp producer, Operation *end) {
+    Location loc = value.getLoc();
+    if (!value.getType().isIntOrIndexOrFloat())
+      return value.getDefiningOp()->emitError(
+          "a non-scalar value computed from device memory is used by "
+          "another kernel");
+    OpBuilder builder(producer);
+    auto type = MemRefType::get({}, value.getType());
+    Value buffer = builder.create<memref::AllocOp>(loc, type);
+    builder.setInsertionPoint(producer.getBody().front().getTerminator());
+    builder.create<memref::StoreOp>(loc, value, buffer);
+    Block *block = producer->getBlock();
+    llvm::SmallPtrSet<Operation *, 4> consumers;
+    for (OpOperand &use : value.getUses()) {
+      Operation *top = block->findAncestorOpInBlock(*use.getOwner());
+      if (top && top != producer.getOperation())
+        consumers.insert(top);
+    }
+    for (Operation *consumer : consumers) {
+      auto launchOp = cast<gpu::LaunchOp>(consumer);
+      builder.setInsertionPointToStart(&launchOp.getBody().front());
+      Value loaded = builder.create<memref::LoadOp>(loc, buffer);
+      value.replaceUsesWithIf(loaded, [&](OpOperand &use) {
+        return launchOp->isProperAncestor(use.getOwner());
+      });
+    }
+    builder.setInsertionPoint(block->getTerminator());
+    builder.create<memref::DeallocOp>(loc, buffer);
     return success();
   }
 };
