@@ -77,7 +77,11 @@ void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
   // Bounded functions keep LLVM's optimisation linear in the op count.
   pm.addPass(createOutlineOpGroups({options.maxOpsPerFunction}));
 
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  if (options.gpuLoopsBlockSize > 0)
+    pm.addNestedPass<func::FuncOp>(
+        createMapLoopsToGPU({options.gpuLoopsBlockSize}));
+  else
+    pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Before MathToLLVM: exp, erf and tanh inline, not a libm call each.
   pm.addPass(createApproximateMath());
   pm.addPass(memref::createExpandStridedMetadataPass());

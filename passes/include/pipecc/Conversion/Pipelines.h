@@ -27,6 +27,15 @@ struct CPULoweringOptions : mlir::PassPipelineOptions<CPULoweringOptions> {
       llvm::cl::desc("Split longer functions into calls of groups of at most "
                      "this many loop nests or calls (0: never)"),
       llvm::cl::init(32)};
+  /// For testing the CUDA pipeline's kernel logic on the CPU: when not 0,
+  /// loops come from pipecc-map-loops-to-gpu with this block size (the
+  /// loop nests the CUDA pipeline turns into kernels, run sequentially)
+  /// instead of convert-linalg-to-loops.
+  Option<int64_t> gpuLoopsBlockSize{
+      *this, "gpu-loops-block-size",
+      llvm::cl::desc("Lower linalg like the CUDA pipeline (scf.parallel "
+                     "loops tiled by this block size; 0: off)"),
+      llvm::cl::init(0)};
 };
 
 /// Lowers a module of graph-dialect functions to the LLVM dialect for the
