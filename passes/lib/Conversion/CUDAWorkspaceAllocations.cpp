@@ -15,8 +15,7 @@ using namespace mlir;
 namespace {
 
 struct CUDAWorkspaceAllocationsPass
-    : pipecc::impl::CUDAWorkspaceAllocationsBase<
-          CUDAWorkspaceAllocationsPass> {
+    : pipecc::impl::CUDAWorkspaceAllocationsBase<CUDAWorkspaceAllocationsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // finalize-memref-to-llvm's generic allocation functions; their

@@ -145,8 +145,7 @@ bool isNestedInParallel(Operation *op) {
   return op->getParentOfType<scf::ParallelOp>() != nullptr;
 }
 
-struct MapLoopsToGPUPass
-    : pipecc::impl::MapLoopsToGPUBase<MapLoopsToGPUPass> {
+struct MapLoopsToGPUPass : pipecc::impl::MapLoopsToGPUBase<MapLoopsToGPUPass> {
   using MapLoopsToGPUBase::MapLoopsToGPUBase;
 
   void runOnOperation() override {
@@ -242,9 +241,9 @@ struct MapLoopsToGPUPass
       inner.walk([&](scf::ParallelOp nested) {
         if (nested != inner)
           (void)gpu::setMappingAttr(
-              nested, SmallVector<gpu::ParallelLoopDimMappingAttr>(
-                          nested.getNumLoops(),
-                          map(gpu::Processor::Sequential)));
+              nested,
+              SmallVector<gpu::ParallelLoopDimMappingAttr>(
+                  nested.getNumLoops(), map(gpu::Processor::Sequential)));
       });
       ++numMapped;
     }

@@ -68,7 +68,8 @@ struct MatmulToBlasPass : pipecc::impl::MatmulToBlasBase<MatmulToBlasPass> {
     bool anyBatched = llvm::any_of(
         matmuls, [](Operation *op) { return classifyGemm(op)->batched; });
     if (failed(declareRuntimeFunction(module, kSgemm, sgemmType)) ||
-        (anyBatched && failed(declareRuntimeFunction(module, kSgemmBatched, batchedType))))
+        (anyBatched &&
+         failed(declareRuntimeFunction(module, kSgemmBatched, batchedType))))
       return signalPassFailure();
 
     for (Operation *op : matmuls) {

@@ -167,15 +167,14 @@ struct MatmulToCublasPass
     MLIRContext *ctx = &getContext();
     Type i32 = IntegerType::get(ctx, 32), i64 = IntegerType::get(ctx, 64);
     Type f32 = Float32Type::get(ctx), ptr = LLVM::LLVMPointerType::get(ctx);
-    auto gemmType = FunctionType::get(ctx,
-                                      {i32, i32, i64, i64, i64, f32, ptr, i64,
-                                       ptr, i64, f32, ptr, i64, i32, i32, ptr,
-                                       i32},
-                                      {});
+    auto gemmType =
+        FunctionType::get(ctx,
+                          {i32, i32, i64, i64, i64, f32, ptr, i64, ptr, i64,
+                           f32, ptr, i64, i32, i32, ptr, i32},
+                          {});
     auto batchedType = FunctionType::get(
-        ctx,
-        {i32, i32, i64, i64, i64, f32, ptr, i64, i64, ptr, i64, i64, f32, ptr,
-         i64, i64, i64, i32, i32, ptr, i32},
+        ctx, {i32, i32, i64, i64, i64, f32, ptr, i64, i64, ptr, i64,
+              i64, f32, ptr, i64, i64, i64, i32, i32, ptr, i32},
         {});
     bool anyBatched = llvm::any_of(
         matmuls, [](Operation *op) { return classifyGemm(op)->batched; });
@@ -226,30 +225,46 @@ struct MatmulToCublasPass
       return builder.create<arith::ConstantIntOp>(loc, value, 32);
     };
     Value transA = i32(shape.transposeA), transB = i32(shape.transposeB);
-    Value alpha = builder.create<arith::ConstantFloatOp>(
-        loc, APFloat(1.0f), cast<FloatType>(f32));
+    Value alpha = builder.create<arith::ConstantFloatOp>(loc, APFloat(1.0f),
+                                                         cast<FloatType>(f32));
     Value betaValue = builder.create<arith::ConstantFloatOp>(
         loc, APFloat(beta), cast<FloatType>(f32));
     Value abType = i32(*dtypeCode(getElementTypeOrSelf(a.getType())));
     Value cType = i32(*dtypeCode(getElementTypeOrSelf(c.getType())));
-    Value flags = i32(epilogue ? epilogue->flags
-                               : int32_t(PIPECC_RT_CUDA_EPILOGUE_NONE));
+    Value flags =
+        i32(epilogue ? epilogue->flags : int32_t(PIPECC_RT_CUDA_EPILOGUE_NONE));
     Value lda = leadingDimension(builder, loc, opA);
     Value ldb = leadingDimension(builder, loc, opB);
     Value ldc = leadingDimension(builder, loc, opC);
     if (shape.batched)
-      builder.create<func::CallOp>(
-          loc, kGemmBatched, TypeRange{},
-          ValueRange{transA, transB, m, n, k, alpha, opA.pointer, lda,
-                     opA.strides[0], opB.pointer, ldb, opB.strides[0],
-                     betaValue, opC.pointer, ldc, opC.strides[0], opC.sizes[0],
-                     abType, cType, bias, flags});
+      builder.create<func::CallOp>(loc, kGemmBatched, TypeRange{},
+                                   ValueRange{transA,
+                                              transB,
+                                              m,
+                                              n,
+                                              k,
+                                              alpha,
+                                              opA.pointer,
+                                              lda,
+                                              opA.strides[0],
+                                              opB.pointer,
+                                              ldb,
+                                              opB.strides[0],
+                                              betaValue,
+                                              opC.pointer,
+                                              ldc,
+                                              opC.strides[0],
+                                              opC.sizes[0],
+                                              abType,
+                                              cType,
+                                              bias,
+                                              flags});
     else
-      builder.create<func::CallOp>(
-          loc, kGemm, TypeRange{},
-          ValueRange{transA, transB, m, n, k, alpha, opA.pointer, lda,
-                     opB.pointer, ldb, betaValue, opC.pointer, ldc, abType,
-                     cType, bias, flags});
+      builder.create<func::CallOp>(loc, kGemm, TypeRange{},
+                                   ValueRange{transA, transB, m, n, k, alpha,
+                                              opA.pointer, lda, opB.pointer,
+                                              ldb, betaValue, opC.pointer, ldc,
+                                              abType, cType, bias, flags});
     op->erase();
     ++numGemmCalls;
     if (!epilogue)
