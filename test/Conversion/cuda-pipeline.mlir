@@ -132,6 +132,18 @@ func.func @loss(%x: tensor<4x3xf32>, %l: tensor<4xi64>) -> tensor<f32> {
   return %0 : tensor<f32>
 }
 
+// bf16 kernels compute each op in f32 (libdevice has no bf16 math) and
+// round its result to bf16.
+// PTX: gpu.binary @bf16_tanh_kernel
+// PTX-SAME: ld.global.b16
+// PTX-SAME: cvt.f32.bf16
+// PTX-SAME: cvt.rn.bf16.f32
+// PTX-SAME: st.global.b16
+func.func @bf16_tanh(%x: tensor<8x16xbf16>) -> tensor<8x16xbf16> {
+  %0 = graph.tanh %x : tensor<8x16xbf16>
+  return %0 : tensor<8x16xbf16>
+}
+
 // The cuBLASLt entry points, declared with C's types.
 // CHECK-DAG: llvm.func @pipecc_rt_cuda_gemm(i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64, i32, i32, !llvm.ptr, i32)
 // CHECK-DAG: llvm.func @pipecc_rt_cuda_gemm_batched(i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64, i64, i32, i32, !llvm.ptr, i32)

@@ -17,9 +17,11 @@
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/SCFToGPU/SCFToGPUPass.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
@@ -55,6 +57,14 @@ void pipecc::buildCUDALoweringPipeline(OpPassManager &pm,
   target.linkLibs = linkLibs;
   pm.addPass(createGpuNVVMAttachTarget(target));
   pm.addPass(memref::createExpandStridedMetadataPass());
+  // bf16 arithmetic and math compute in f32 (libdevice has no bf16
+  // functions), rounding each result back to bf16.
+  pm.addNestedPass<gpu::GPUModuleOp>(math::createMathLegalizeToF32());
+  SmallVector<std::string> emulated = {"bf16"};
+  arith::ArithEmulateUnsupportedFloatsOptions emulate;
+  emulate.sourceTypeStrs = emulated;
+  pm.addNestedPass<gpu::GPUModuleOp>(
+      arith::createArithEmulateUnsupportedFloats(emulate));
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
