@@ -134,11 +134,7 @@ func.func @loss(%x: tensor<4x3xf32>, %l: tensor<4xi64>) -> tensor<f32> {
 
 // bf16 kernels compute each op in f32 (libdevice has no bf16 math) and
 // round its result to bf16.
-// PTX: gpu.binary @bf16_tanh_kernel
-// PTX-SAME: ld.global.b16
-// PTX-SAME: cvt.f32.bf16
-// PTX-SAME: cvt.rn.bf16.f32
-// PTX-SAME: st.global.b16
+// (PTX checks at the end.)
 func.func @bf16_tanh(%x: tensor<8x16xbf16>) -> tensor<8x16xbf16> {
   %0 = graph.tanh %x : tensor<8x16xbf16>
   return %0 : tensor<8x16xbf16>
@@ -156,3 +152,10 @@ func.func @bf16_tanh(%x: tensor<8x16xbf16>) -> tensor<8x16xbf16> {
 // PTX-SAME: .target sm_90
 // PTX-SAME: .entry chain_kernel
 // PTX-NOT: .extern .func __nv_
+
+// bf16_tanh (above):
+// PTX: gpu.binary @bf16_tanh_kernel
+// PTX-SAME: ld.global.b16
+// PTX-SAME: cvt.f32.bf16
+// PTX-SAME: cvt.rn.bf16.f32
+// PTX-SAME: st.global.b16
