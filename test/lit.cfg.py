@@ -50,3 +50,18 @@ for var in ["OMPI_MCA_plm", "HOME", "TMPDIR",
             "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]
+
+# The CUDA toolkit's compilers (the CUDA stage-lowering tests run ptxas
+# through gpu-module-to-binary and list the fatbin with cuobjdump; no GPU
+# needed). cuobjdump may come from the toolkit, PATH, or the pip wheel
+# nvidia-cuda-cuobjdump under ~/.cache/pipecc/cuda-tools.
+import shutil
+
+_cuda_bin = os.environ.get("CUDA_HOME", "/usr/local/cuda") + "/bin"
+_cuobjdump = next((path for path in [
+    os.path.join(_cuda_bin, "cuobjdump"), shutil.which("cuobjdump"),
+    os.path.expanduser("~/.cache/pipecc/cuda-tools/nvidia/cu13/bin/cuobjdump")]
+    if path and os.access(path, os.X_OK)), None)
+if os.access(os.path.join(_cuda_bin, "ptxas"), os.X_OK) and _cuobjdump:
+    config.available_features.add("cuda-toolkit")
+    config.substitutions.append(("%cuobjdump", _cuobjdump))

@@ -12,7 +12,8 @@
 void pipecc::registerAllPipeccDialects(mlir::DialectRegistry &registry) {
   registry.insert<graph::GraphDialect, pipeline::PipelineDialect,
                   mlir::func::FuncDialect>();
-  // Upstream dialects and bufferization models of the stage lowerings.
+  // Upstream dialects, bufferization models and translations of the CPU
+  // and CUDA lowerings.
   registerCPULoweringDialects(registry);
   registerCUDALoweringDialects(registry);
 }

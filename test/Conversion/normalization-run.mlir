@@ -3,6 +3,9 @@
 // results checked against numpy (float32).
 // RUN: pipecc-opt %s --pipecc-lower-to-llvm="bare-ptr-memref-call-conv=0" \
 // RUN:   | %mlir_run_main | FileCheck %s
+// The loop nests the CUDA pipeline makes kernels of (pipecc-map-loops-to-gpu), run on the CPU:
+// RUN: pipecc-opt %s --pipecc-lower-to-llvm="bare-ptr-memref-call-conv=0 gpu-loops-block-size=3" \
+// RUN:   | %mlir_run_main | FileCheck %s
 
 func.func @layer_norm(%a0: tensor<2x3x4xf32>, %a1: tensor<4xf32>, %a2: tensor<4xf32>, %a3: tensor<3x4xf32>, %a4: tensor<3x5xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<3x5xf32>) {
   %0 = graph.layer_norm %a0 scale %a1 : tensor<4xf32> bias %a2 : tensor<4xf32> axis = 2 epsilon = 1.0e-05 : tensor<2x3x4xf32>

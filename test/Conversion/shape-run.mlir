@@ -3,6 +3,9 @@
 // results checked against numpy (float32).
 // RUN: pipecc-opt %s --pipecc-lower-to-llvm="bare-ptr-memref-call-conv=0" \
 // RUN:   | %mlir_run_main | FileCheck %s
+// The loop nests the CUDA pipeline makes kernels of (pipecc-map-loops-to-gpu), run on the CPU:
+// RUN: pipecc-opt %s --pipecc-lower-to-llvm="bare-ptr-memref-call-conv=0 gpu-loops-block-size=3" \
+// RUN:   | %mlir_run_main | FileCheck %s
 
 func.func @transpose(%a0: tensor<2x3x4xf32>) -> (tensor<4x2x3xf32>) {
   %0 = graph.transpose %a0 perm = [2, 0, 1] : tensor<2x3x4xf32> -> tensor<4x2x3xf32>

@@ -17,6 +17,7 @@
 // the matmul's last use stays after the call.
 //
 //===----------------------------------------------------------------------===//
+#include "GemmOperands.h"
 #include "pipecc/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -24,7 +25,6 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/IR/Matchers.h"
 
 namespace pipecc {
 #define GEN_PASS_DEF_MATMULTOBLAS
@@ -32,106 +32,23 @@ namespace pipecc {
 } // namespace pipecc
 
 using namespace mlir;
+using namespace pipecc::conversion;
 
 namespace {
 
 constexpr llvm::StringLiteral kSgemm = "pipecc_rt_sgemm";
 constexpr llvm::StringLiteral kSgemmBatched = "pipecc_rt_sgemm_batched";
 
-struct GemmShape {
-  bool batched, transposeA, transposeB;
-};
-
-std::optional<GemmShape> classify(Operation *op) {
-  if (isa<linalg::MatmulOp>(op))
-    return GemmShape{false, false, false};
-  if (isa<linalg::MatmulTransposeAOp>(op))
-    return GemmShape{false, true, false};
-  if (isa<linalg::MatmulTransposeBOp>(op))
-    return GemmShape{false, false, true};
-  if (isa<linalg::BatchMatmulOp>(op))
-    return GemmShape{true, false, false};
-  if (isa<linalg::BatchMatmulTransposeAOp>(op))
-    return GemmShape{true, true, false};
-  if (isa<linalg::BatchMatmulTransposeBOp>(op))
-    return GemmShape{true, false, true};
-  return std::nullopt;
-}
-
-/// An f32 memref whose innermost stride is statically 1 (rows may be
-/// strided): BLAS's row-major layout with a leading dimension.
-bool isBlasOperand(Value value) {
-  auto type = dyn_cast<MemRefType>(value.getType());
-  if (!type || !type.getElementType().isF32())
-    return false;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(getStridesAndOffset(type, strides, offset)))
-    return false;
-  return !strides.empty() && strides.back() == 1;
-}
-
-/// A BLAS view of one memref operand: its address (with the offset applied),
-/// sizes and strides as i64.
-struct Operand {
-  Value pointer;
-  SmallVector<Value> sizes, strides;
-};
-
-Operand unpack(OpBuilder &b, Location loc, Value memref) {
-  auto metadata = b.create<memref::ExtractStridedMetadataOp>(loc, memref);
-  Type i64 = b.getI64Type();
-  Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
-  Value bytes = b.create<arith::MulIOp>(
-      loc, metadata.getOffset(),
-      b.create<arith::ConstantIndexOp>(loc, sizeof(float)));
-  Value address = b.create<arith::IndexCastOp>(
-      loc, i64, b.create<arith::AddIOp>(loc, base, bytes));
-  Operand result;
-  result.pointer = b.create<LLVM::IntToPtrOp>(
-      loc, LLVM::LLVMPointerType::get(b.getContext()), address);
-  for (Value size : metadata.getSizes())
-    result.sizes.push_back(b.create<arith::IndexCastOp>(loc, i64, size));
-  for (Value stride : metadata.getStrides())
-    result.strides.push_back(b.create<arith::IndexCastOp>(loc, i64, stride));
-  return result;
-}
-
-/// The row stride, at least the row length: for a single row the stride is
-/// irrelevant to the product but BLAS checks lda >= columns.
-Value leadingDimension(OpBuilder &b, Location loc, const Operand &operand) {
-  size_t rank = operand.sizes.size();
-  Value one = b.create<arith::ConstantIntOp>(loc, 1, 64);
-  Value columns = b.create<arith::MaxSIOp>(loc, operand.sizes[rank - 1], one);
-  return b.create<arith::MaxSIOp>(loc, operand.strides[rank - 2], columns);
-}
-
-/// A `linalg.fill` of zero into exactly `output` just before `op` (skipping
-/// deallocations of other buffers), which beta = 0 makes redundant.
-linalg::FillOp findZeroFill(Operation *op, Value output) {
-  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
-    if (auto dealloc = dyn_cast<memref::DeallocOp>(prev)) {
-      if (dealloc.getMemref() == output)
-        return nullptr;
-      continue;
-    }
-    auto fill = dyn_cast<linalg::FillOp>(prev);
-    if (fill && fill.getOutputs()[0] == output &&
-        matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
-      return fill;
-    return nullptr;
-  }
-  return nullptr;
-}
-
 struct MatmulToBlasPass : pipecc::impl::MatmulToBlasBase<MatmulToBlasPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<Operation *> matmuls;
     module.walk([&](linalg::LinalgOp op) {
-      if (!op.hasPureBufferSemantics() || !classify(op))
+      if (!op.hasPureBufferSemantics() || !classifyGemm(op))
         return;
-      if (llvm::all_of(op->getOperands(), isBlasOperand))
+      if (llvm::all_of(op->getOperands(), [&](Value v) {
+            return isRowMajorOperand(v, Float32Type::get(&getContext()));
+          }))
         matmuls.push_back(op);
     });
     if (matmuls.empty())
@@ -149,13 +66,14 @@ struct MatmulToBlasPass : pipecc::impl::MatmulToBlasBase<MatmulToBlasPass> {
          i64, i64, i64},
         {});
     bool anyBatched = llvm::any_of(
-        matmuls, [](Operation *op) { return classify(op)->batched; });
-    if (failed(declare(module, kSgemm, sgemmType)) ||
-        (anyBatched && failed(declare(module, kSgemmBatched, batchedType))))
+        matmuls, [](Operation *op) { return classifyGemm(op)->batched; });
+    if (failed(declareRuntimeFunction(module, kSgemm, sgemmType)) ||
+        (anyBatched &&
+         failed(declareRuntimeFunction(module, kSgemmBatched, batchedType))))
       return signalPassFailure();
 
     for (Operation *op : matmuls) {
-      GemmShape shape = *classify(op);
+      GemmShape shape = *classifyGemm(op);
       auto linalgOp = cast<linalg::LinalgOp>(op);
       Value a = linalgOp.getDpsInputOperand(0)->get();
       Value b = linalgOp.getDpsInputOperand(1)->get();
@@ -170,8 +88,9 @@ struct MatmulToBlasPass : pipecc::impl::MatmulToBlasBase<MatmulToBlasPass> {
         ++numZeroFillsFolded;
       }
 
-      Operand opA = unpack(builder, loc, a), opB = unpack(builder, loc, b),
-              opC = unpack(builder, loc, c);
+      GemmOperand opA = unpackGemmOperand(builder, loc, a),
+                  opB = unpackGemmOperand(builder, loc, b),
+                  opC = unpackGemmOperand(builder, loc, c);
       size_t rank = opC.sizes.size();
       Value m = opC.sizes[rank - 2], n = opC.sizes[rank - 1];
       Value k = opA.sizes[shape.transposeA ? rank - 2 : rank - 1];
@@ -199,23 +118,6 @@ struct MatmulToBlasPass : pipecc::impl::MatmulToBlasBase<MatmulToBlasPass> {
       op->erase();
       ++numGemmCalls;
     }
-  }
-
-  /// Declares `name` private with `type`, or checks an existing symbol.
-  LogicalResult declare(ModuleOp module, StringRef name, FunctionType type) {
-    if (auto existing = module.lookupSymbol<func::FuncOp>(name)) {
-      if (existing.getFunctionType() == type)
-        return success();
-      return existing.emitError("'")
-             << name << "' is declared with type " << existing.getFunctionType()
-             << " but the runtime ABI needs " << type;
-    }
-    if (Operation *other = module.lookupSymbol(name))
-      return other->emitError("symbol '") << name << "' is not a function";
-    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
-    auto decl = builder.create<func::FuncOp>(module.getLoc(), name, type);
-    decl.setPrivate();
-    return success();
   }
 };
 

@@ -42,8 +42,7 @@
 
 using namespace mlir;
 
-void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
-                                      const CPULoweringOptions &options) {
+void pipecc::buildStageBufferizationPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createLowerGraphToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -68,12 +67,21 @@ void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
   outParams.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm, {});
+}
+
+void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
+                                      const CPULoweringOptions &options) {
+  buildStageBufferizationPipeline(pm);
   // After deallocation: see MatmulToBlas.cpp.
   pm.addPass(createMatmulToBlas());
   // Bounded functions keep LLVM's optimisation linear in the op count.
   pm.addPass(createOutlineOpGroups({options.maxOpsPerFunction}));
 
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  if (options.gpuLoopsBlockSize > 0)
+    pm.addNestedPass<func::FuncOp>(
+        createMapLoopsToGPU({options.gpuLoopsBlockSize}));
+  else
+    pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Before MathToLLVM: exp, erf and tanh inline, not a libm call each.
   pm.addPass(createApproximateMath());
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -92,6 +92,11 @@ def write(filename, title, cases):
            "on constant inputs,",
            "// results checked against numpy (float32).",
            '// RUN: pipecc-opt %s --pipecc-lower-to-llvm="bare-ptr-memref-call-conv=0" \\',
+           "// RUN:   | %mlir_run_main | FileCheck %s",
+           "// The loop nests the CUDA pipeline makes kernels of "
+           "(pipecc-map-loops-to-gpu), run on the CPU:",
+           '// RUN: pipecc-opt %s --pipecc-lower-to-llvm="bare-ptr-memref-call-conv=0 '
+           'gpu-loops-block-size=3" \\',
            "// RUN:   | %mlir_run_main | FileCheck %s", ""]
     for c in cases:
         args = ", ".join(f"%a{i}: {tensor_type(x)}" for i, x in enumerate(c.inputs))

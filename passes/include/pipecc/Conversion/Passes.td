@@ -241,6 +241,117 @@ def LowerRankProgram : Pass<"pipecc-lower-rank-program", "::mlir::ModuleOp"> {
     Option<"countedMeanLoss", "counted-mean-loss", "bool", /*default=*/"false",
            "The loss is a mean over counted labels (on every rank)">,
   ];
+//===----------------------------------------------------------------------===//
+// CUDA stage lowering (CUDAPipeline.cpp)
+//===----------------------------------------------------------------------===//
+
+def MatmulToCublas : Pass<"pipecc-matmul-to-cublas", "::mlir::ModuleOp"> {
+  let summary = "Turns f32/bf16 linalg matmuls on memrefs into cuBLASLt calls";
+  let description = [{
+    The CUDA counterpart of `pipecc-matmul-to-blas`, run at the same point
+    (after bufferization and deallocation): `linalg.(batch_)matmul
+    (_transpose_a|_b)` on memrefs with a unit innermost stride, A and B f32
+    or bf16 and C f32 (or bf16 when A and B are), become calls of the CUDA
+    runtime's `pipecc_rt_cuda_gemm` / `pipecc_rt_cuda_gemm_batched`
+    (runtime/include/pipecc/Runtime/CUDA/Kernels.h), with device pointers
+    as `!llvm.ptr` and the element types as the runtime's dtype codes.
+    beta = 0 replaces a zero fill of C right before the matmul, as on the
+    CPU.
+
+    Epilogue: when the op right after the matmul is a `linalg.generic`
+    that adds a vector broadcast along the rows to the matmul's result
+    (`D[i][j] = C[i][j] + bias[j]`), optionally followed by a ReLU
+    (`max(x, 0)`) in the same body, and C's only other use is its
+    deallocation, the generic is folded into the call: the gemm writes
+    into D with the BIAS (| RELU) epilogue. GELU is not fused: cuBLASLt's
+    is the tanh approximation and graph.gelu is the erf form.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+  let statistics = [
+    Statistic<"numGemmCalls", "gemm-calls", "Matmuls turned into gemm calls">,
+    Statistic<"numEpilogues", "epilogues", "Generics fused as epilogues">,
+  ];
+}
+
+def MapLoopsToGPU : Pass<"pipecc-map-loops-to-gpu", "::mlir::func::FuncOp"> {
+  let summary = "Turns linalg ops and independent row loops on memrefs into "
+                "scf.parallel loops mapped to GPU blocks and threads";
+  let description = [{
+    On bufferized stage functions (matmuls already runtime calls):
+    `memref.copy` becomes `linalg.copy`; every linalg op becomes an
+    `scf.parallel` over its parallel dimensions with `scf.for` loops for its
+    reductions inside (one thread per output element: a sum or a row
+    maximum is computed by the thread that writes it); an `scf.for` whose
+    iterations are independent becomes an `scf.parallel` (the row loops of
+    softmax, log-softmax and their gradients: one thread per row). An
+    `scf.for` is independent when it carries no values and every buffer it
+    writes is accessed only with `memref.load`/`memref.store` at one index
+    position that is the induction variable; it must not allocate.
+
+    Every outermost `scf.parallel` is then collapsed to one dimension and
+    tiled by `block-size`, and the pair is mapped to block x and thread x
+    (`#gpu.loop_dim_map`), so that `convert-parallel-loops-to-gpu` makes a
+    1-D `gpu.launch` of `ceil(n / block-size)` blocks of `block-size`
+    threads (threads past `n` do nothing).
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block of the generated kernels">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+  let statistics = [
+    Statistic<"numRowLoops", "row-loops",
+              "Independent scf.for loops made parallel">,
+    Statistic<"numMapped", "mapped-loops", "Parallel loops mapped to the GPU">,
+  ];
+}
+
+def LaunchRemainingOnGPU : Pass<"pipecc-launch-remaining-on-gpu",
+                                "::mlir::func::FuncOp"> {
+  let summary = "Runs the device-memory code left on the host as "
+                "one-thread kernels";
+  let description = [{
+    After `convert-parallel-loops-to-gpu`, a stage function's buffers are
+    device memory: the host may only allocate and free them, call the
+    runtime and launch kernels. Every maximal run of other ops that read or
+    write memory (a loop that carries values, such as a cross-entropy's sum
+    over the rows, a scalar load or store), together with the pure ops only
+    they use, moves into a `gpu.launch` of one block of one thread.
+    Regions that contain kernel launches or runtime calls are processed
+    inside. A scalar computed by such code and used by host code is an
+    error.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+  let statistics = [
+    Statistic<"numSequential", "sequential-kernels",
+              "One-thread kernels created">,
+  ];
+}
+
+def CUDAWorkspaceAllocations : Pass<"pipecc-cuda-workspace-allocations",
+                                    "::mlir::ModuleOp"> {
+  let summary = "Host allocations of stage temporaries become CUDA workspace "
+                "allocations";
+  let description = [{
+    Runs after `finalize-memref-to-llvm{use-generic-functions}`: the host's
+    `_mlir_memref_to_llvm_alloc(i64) -> ptr` and
+    `_mlir_memref_to_llvm_free(ptr)` become the CUDA runtime's
+    `pipecc_rt_cuda_workspace_alloc` / `pipecc_rt_cuda_workspace_free`
+    (same signatures): stream-ordered device memory for the temporaries of
+    a stage function. Functions inside `gpu.module`s are left alone.
+  }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 

@@ -7,6 +7,12 @@
 
 namespace pipecc {
 
+/// The front half shared by the CPU and CUDA pipelines: graph -> linalg on
+/// tensors, elementwise fusion, one-shot bufferization (identity layouts at
+/// function boundaries), results turned into caller-provided
+/// out-parameters, buffer deallocation.
+void buildStageBufferizationPipeline(mlir::OpPassManager &pm);
+
 struct CPULoweringOptions : mlir::PassPipelineOptions<CPULoweringOptions> {
   /// Memref arguments of lowered functions become one `!llvm.ptr` each (the
   /// aligned pointer; shapes are static). Off: the standard descriptor
@@ -21,6 +27,15 @@ struct CPULoweringOptions : mlir::PassPipelineOptions<CPULoweringOptions> {
       llvm::cl::desc("Split longer functions into calls of groups of at most "
                      "this many loop nests or calls (0: never)"),
       llvm::cl::init(32)};
+  /// For testing the CUDA pipeline's kernel logic on the CPU: when not 0,
+  /// loops come from pipecc-map-loops-to-gpu with this block size (the
+  /// loop nests the CUDA pipeline turns into kernels, run sequentially)
+  /// instead of convert-linalg-to-loops.
+  Option<int64_t> gpuLoopsBlockSize{
+      *this, "gpu-loops-block-size",
+      llvm::cl::desc("Lower linalg like the CUDA pipeline (scf.parallel "
+                     "loops tiled by this block size; 0: off)"),
+      llvm::cl::init(0)};
 };
 
 /// Lowers a module of graph-dialect functions to the LLVM dialect for the
@@ -50,35 +65,63 @@ void registerCPULoweringDialects(mlir::DialectRegistry &registry);
 
 struct CUDALoweringOptions : mlir::PassPipelineOptions<CUDALoweringOptions> {
   Option<std::string> chip{*this, "chip",
-                           llvm::cl::desc("The GPU architecture (sm_XX)"),
+                           llvm::cl::desc("GPU architecture of the cubin"),
                            llvm::cl::init("sm_90")};
   Option<std::string> features{*this, "features",
-                               llvm::cl::desc("PTX features"),
+                               llvm::cl::desc("PTX features (PTX version)"),
                                llvm::cl::init("+ptx80")};
   Option<std::string> libdevice{
-      *this, "libdevice", llvm::cl::desc("libdevice bitcode to link"),
+      *this, "libdevice",
+      llvm::cl::desc("libdevice bitcode linked into every kernel module"),
       llvm::cl::init("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc")};
-  Option<std::string> toolkit{*this, "toolkit",
-                              llvm::cl::desc("The CUDA toolkit's folder"),
-                              llvm::cl::init("/usr/local/cuda")};
+  Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit whose ptxas and fatbinary are run"),
+      llvm::cl::init("/usr/local/cuda")};
+  /// As in CPULoweringOptions; kernels always take memref descriptors.
   Option<bool> barePtrCallConv{
       *this, "bare-ptr-memref-call-conv",
       llvm::cl::desc("Pass memrefs as bare pointers (static shapes only)"),
       llvm::cl::init(true)};
+  Option<int64_t> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Threads per block of the generated kernels"),
+      llvm::cl::init(256)};
+  /// "fatbin" (embedded in the executable), "bin" (cubin), "isa" (PTX
+  /// text, for reading) or "offload" (LLVM IR).
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What gpu-module-to-binary produces: fatbin, bin, isa "
+                     "or offload"),
+      llvm::cl::init("fatbin")};
 };
 
-/// Lowers a module of graph-dialect functions (the CPU pipeline's input) for
-/// CUDA: each stage function becomes an `llvm.func` taking bare DEVICE
-/// pointers (inputs, then one output buffer per result), its kernels held
-/// by `gpu.binary` ops (a fatbin for `chip`) and launched through MLIR's
-/// gpu-to-llvm host ABI, its matmuls `pipecc_rt_cuda_gemm*` calls.
+/// Lowers a module of graph-dialect stage functions for an NVIDIA GPU. The
+/// same front half as the CPU pipeline (graph -> linalg, elementwise
+/// fusion, bufferization, results as out-parameters, deallocation), then:
+/// f32/bf16 matmuls become `pipecc_rt_cuda_gemm(_batched)` calls (cuBLASLt,
+/// a following bias add (+ ReLU) fused as the epilogue); every other linalg
+/// op and every independent row loop a kernel (one thread per output
+/// element or row, `pipecc-map-loops-to-gpu`); the rest that touches
+/// memory a one-thread kernel; temporaries `pipecc_rt_cuda_workspace_alloc`
+/// / `_free`. Kernels are outlined into `gpu.module`s, lowered to NVVM
+/// with libdevice linked and compiled by ptxas into `gpu.binary` ops (a
+/// fatbin for `chip`); the host side is the LLVM dialect with
+/// `gpu.launch_func` ops, which the GPU dialect's LLVM IR translation turns
+/// into `mgpuModuleLoad` / `mgpuModuleGetFunction` / `mgpuLaunchKernel`
+/// calls on the stream `mgpuStreamCreate` returns.
+///
+/// Stage functions have the CPU pipeline's signature: inputs, then one
+/// output buffer per result; here every pointer is a device pointer.
 void buildCUDALoweringPipeline(mlir::OpPassManager &pm,
                                const CUDALoweringOptions &options = {});
 
 /// Registers `pipecc-lower-to-cuda`, the pipeline above.
 void registerCUDALoweringPipeline();
 
-/// The dialects and external models the CUDA pipeline needs in a context.
+/// The dialects, interface models and LLVM IR translations (NVVM target,
+/// GPU, NVVM, LLVM) the CUDA pipeline needs in a context, beside
+/// registerCPULoweringDialects'.
 void registerCUDALoweringDialects(mlir::DialectRegistry &registry);
 
 } // namespace pipecc

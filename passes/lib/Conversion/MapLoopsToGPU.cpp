@@ -1,0 +1,253 @@
+//===- MapLoopsToGPU.cpp - Buffer loops to scf.parallel mapped to the GPU -===//
+//
+// Correctness first: every output element (or row) is one GPU thread, and a
+// thread runs the reductions of its element sequentially. Collapsing the
+// parallel dimensions into one before tiling makes consecutive threads of a
+// block touch consecutive elements of a row-major output (coalesced
+// stores), whatever the rank.
+//
+//===----------------------------------------------------------------------===//
+#include "pipecc/Conversion/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace pipecc {
+#define GEN_PASS_DEF_MAPLOOPSTOGPU
+#include "pipecc/Conversion/Passes.h.inc"
+} // namespace pipecc
+
+using namespace mlir;
+
+namespace {
+
+/// The buffer a view is taken of (through subviews, casts, reshapes).
+Value rootBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// Whether the iterations of `loop` touch disjoint parts of every buffer
+/// they write: see the pass description.
+bool hasIndependentIterations(scf::ForOp loop) {
+  if (loop.getNumResults() != 0)
+    return false;
+  Value iv = loop.getInductionVar();
+  struct Access {
+    Value memref;
+    ValueRange indices;
+    bool write;
+  };
+  SmallVector<Access> accesses;
+  bool ok = true;
+  loop.getBody()->walk([&](Operation *op) {
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      accesses.push_back({load.getMemref(), load.getIndices(), false});
+      return WalkResult::advance();
+    }
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      accesses.push_back({store.getMemref(), store.getIndices(), true});
+      return WalkResult::advance();
+    }
+    // Region ops (scf.for, scf.if) are checked through their contents.
+    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
+        isMemoryEffectFree(op))
+      return WalkResult::advance();
+    ok = false;
+    return WalkResult::interrupt();
+  });
+  if (!ok)
+    return false;
+
+  // Each written buffer: one index position that is `iv` in every access,
+  // and every access on the buffer itself (not a view of it).
+  llvm::SmallDenseSet<Value> written;
+  for (const Access &access : accesses)
+    if (access.write)
+      written.insert(rootBuffer(access.memref));
+  for (Value buffer : written) {
+    auto type = cast<MemRefType>(buffer.getType());
+    SmallVector<bool> candidate(type.getRank(), true);
+    for (const Access &access : accesses) {
+      if (rootBuffer(access.memref) != buffer)
+        continue;
+      if (access.memref != buffer)
+        return false;
+      for (auto [position, index] : llvm::enumerate(access.indices))
+        candidate[position] = candidate[position] && index == iv;
+    }
+    if (!llvm::is_contained(candidate, true))
+      return false;
+  }
+  return true;
+}
+
+/// `scf.for` -> `scf.parallel` with the same bounds and body.
+void makeParallel(RewriterBase &rewriter, scf::ForOp loop) {
+  rewriter.setInsertionPoint(loop);
+  auto parallel = rewriter.create<scf::ParallelOp>(
+      loop.getLoc(), ValueRange{loop.getLowerBound()},
+      ValueRange{loop.getUpperBound()}, ValueRange{loop.getStep()});
+  Block *body = parallel.getBody();
+  rewriter.eraseOp(loop.getBody()->getTerminator());
+  rewriter.inlineBlockBefore(loop.getBody(), body->getTerminator(),
+                             parallel.getInductionVars());
+  rewriter.eraseOp(loop);
+}
+
+/// Reorders `op`'s loops so that its parallel dimensions come first (then
+/// its reductions, in their order): linalg's loops follow the iterator
+/// order, and a reduction before a parallel dimension (a sum over axis 0)
+/// would leave a host loop launching one kernel per reduced element.
+LogicalResult parallelDimensionsFirst(RewriterBase &rewriter,
+                                      linalg::LinalgOp &op) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<unsigned> order;
+  for (auto [i, type] : llvm::enumerate(iterators))
+    if (type == utils::IteratorType::parallel)
+      order.push_back(i);
+  for (auto [i, type] : llvm::enumerate(iterators))
+    if (type != utils::IteratorType::parallel)
+      order.push_back(i);
+  bool sorted = llvm::all_of(llvm::enumerate(order), [](auto pair) {
+    return pair.index() == pair.value();
+  });
+  if (sorted)
+    return success();
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic) {
+    FailureOr<linalg::GenericOp> generalized =
+        linalg::generalizeNamedOp(rewriter, op);
+    if (failed(generalized))
+      return op.emitError("cannot be generalized to reorder its loops");
+    generic = *generalized;
+  }
+  FailureOr<linalg::GenericOp> interchanged =
+      linalg::interchangeGenericOp(rewriter, generic, order);
+  if (failed(interchanged))
+    return generic.emitError("cannot reorder its loops");
+  op = *interchanged;
+  return success();
+}
+
+bool isNestedInParallel(Operation *op) {
+  return op->getParentOfType<scf::ParallelOp>() != nullptr;
+}
+
+struct MapLoopsToGPUPass : pipecc::impl::MapLoopsToGPUBase<MapLoopsToGPUPass> {
+  using MapLoopsToGPUBase::MapLoopsToGPUBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (blockSize < 1) {
+      func.emitError("pipecc-map-loops-to-gpu: block-size must be at least 1");
+      return signalPassFailure();
+    }
+    IRRewriter rewriter(&getContext());
+
+    // Copies between buffers are loops like the rest.
+    SmallVector<memref::CopyOp> copies;
+    func.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+    for (memref::CopyOp copy : copies) {
+      rewriter.setInsertionPoint(copy);
+      rewriter.replaceOpWithNewOp<linalg::CopyOp>(copy, copy.getSource(),
+                                                  copy.getTarget());
+    }
+
+    SmallVector<linalg::LinalgOp> linalgOps;
+    func.walk([&](linalg::LinalgOp op) { linalgOps.push_back(op); });
+    for (linalg::LinalgOp op : linalgOps) {
+      if (!op.hasPureBufferSemantics()) {
+        op.emitError("expected a linalg op on buffers after bufferization");
+        return signalPassFailure();
+      }
+      rewriter.setInsertionPoint(op);
+      if (failed(parallelDimensionsFirst(rewriter, op)))
+        return signalPassFailure();
+      if (failed(linalg::linalgOpToParallelLoops(rewriter, op))) {
+        op.emitError("cannot be turned into parallel loops");
+        return signalPassFailure();
+      }
+      rewriter.eraseOp(op);
+    }
+
+    // Outermost independent scf.for loops (pre-order: a parallel loop's
+    // nested loops stay sequential within its thread).
+    SmallVector<scf::ForOp> rowLoops;
+    func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<scf::ParallelOp>(op))
+        return WalkResult::skip();
+      auto loop = dyn_cast<scf::ForOp>(op);
+      if (loop && hasIndependentIterations(loop)) {
+        rowLoops.push_back(loop);
+        return WalkResult::skip();
+      }
+      return WalkResult::advance();
+    });
+    for (scf::ForOp loop : rowLoops) {
+      makeParallel(rewriter, loop);
+      ++numRowLoops;
+    }
+
+    // Collapse, tile by the block size, map to block x / thread x.
+    SmallVector<scf::ParallelOp> outermost;
+    func.walk([&](scf::ParallelOp op) {
+      if (!isNestedInParallel(op))
+        outermost.push_back(op);
+    });
+    for (scf::ParallelOp op : outermost) {
+      if (op.getNumLoops() > 1) {
+        std::vector<unsigned> all(op.getNumLoops());
+        std::iota(all.begin(), all.end(), 0);
+        Operation *before = op->getPrevNode();
+        Block *block = op->getBlock();
+        collapseParallelLoops(rewriter, op, {all});
+        // The collapsed loop takes the old one's place.
+        Operation *next = before ? before->getNextNode() : &block->front();
+        while (!isa<scf::ParallelOp>(next))
+          next = next->getNextNode();
+        op = cast<scf::ParallelOp>(next);
+      }
+      int64_t tile = blockSize;
+      std::optional<int64_t> lower = getConstantIntValue(op.getLowerBound()[0]);
+      std::optional<int64_t> upper = getConstantIntValue(op.getUpperBound()[0]);
+      std::optional<int64_t> step = getConstantIntValue(op.getStep()[0]);
+      if (lower && upper && step && *step > 0)
+        tile = std::max<int64_t>(
+            1, std::min<int64_t>(tile, (*upper - *lower + *step - 1) / *step));
+      auto [outer, inner] =
+          scf::tileParallelLoop(op, {tile}, /*noMinMaxBounds=*/true);
+      MLIRContext *ctx = &getContext();
+      auto map = [&](gpu::Processor processor) {
+        return gpu::ParallelLoopDimMappingAttr::get(
+            ctx, processor, AffineMap::getMultiDimIdentityMap(1, ctx),
+            AffineMap::getMultiDimIdentityMap(1, ctx));
+      };
+      if (failed(gpu::setMappingAttr(outer, {map(gpu::Processor::BlockX)})) ||
+          failed(gpu::setMappingAttr(inner, {map(gpu::Processor::ThreadX)})))
+        return signalPassFailure();
+      // Loops nested in a thread run sequentially.
+      inner.walk([&](scf::ParallelOp nested) {
+        if (nested != inner)
+          (void)gpu::setMappingAttr(
+              nested,
+              SmallVector<gpu::ParallelLoopDimMappingAttr>(
+                  nested.getNumLoops(), map(gpu::Processor::Sequential)));
+      });
+      ++numMapped;
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,161 @@
+// The CUDA stage lowering (pipecc-lower-to-cuda): the kernels it makes, the
+// cuBLASLt calls, the host functions' ABI, and the sm_90 code in the fatbin.
+// Needs ptxas (gpu-module-to-binary) and cuobjdump, no GPU.
+// REQUIRES: cuda-toolkit
+// RUN: pipecc-opt %s --pipecc-lower-to-cuda -o %t.mlir
+// RUN: FileCheck %s < %t.mlir
+// RUN: pipecc-opt %s --pipecc-lower-to-cuda -mlir-print-ir-after=gpu-kernel-outlining -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=GPU
+// RUN: %python %S/Inputs/extract_gpu_binary.py %t.mlir chain_kernel %t.fatbin
+// RUN: %cuobjdump --list-elf %t.fatbin | FileCheck %s --check-prefix=ELF
+// RUN: pipecc-opt %s --pipecc-lower-to-cuda="format=isa" | FileCheck %s --check-prefix=PTX
+
+// An elementwise chain (bias add, tanh, relu) is one kernel: one thread per
+// element of the collapsed 33x40 space, 6 blocks of 256, the tail guarded.
+// GPU-LABEL: func.func @chain(
+// GPU: gpu.launch_func @chain_kernel::@chain_kernel
+// GPU-NOT: gpu.launch_func
+// GPU: return
+// GPU-LABEL: gpu.module @chain_kernel
+// GPU: gpu.func @chain_kernel(
+// GPU-SAME: kernel
+// GPU: gpu.block_id x
+// GPU: gpu.thread_id x
+// GPU: arith.cmpi ult
+// GPU: scf.if
+// GPU: arith.addf
+// GPU-NEXT: math.tanh
+// GPU-NEXT: arith.cmpf ugt
+// GPU-NEXT: arith.select
+// GPU-NEXT: memref.store
+// GPU: gpu.return
+// GPU-NOT: gpu.func
+// GPU: func.func @linear(
+
+// Stage functions take bare device pointers: inputs, then outputs.
+// CHECK-LABEL: llvm.func @chain(%arg0: !llvm.ptr, %arg1: !llvm.ptr, %arg2: !llvm.ptr) {
+// CHECK-DAG: %[[BLOCKS:.*]] = llvm.mlir.constant(6 : index) : i64
+// CHECK-DAG: %[[THREADS:.*]] = llvm.mlir.constant(256 : index) : i64
+// CHECK: gpu.launch_func @chain_kernel::@chain_kernel blocks in (%[[BLOCKS]], %{{.*}}, %{{.*}}) threads in (%[[THREADS]], %{{.*}}, %{{.*}}) : i64 args({{.*}}%arg0 : !llvm.ptr, %arg1 : !llvm.ptr, %arg2 : !llvm.ptr
+// CHECK-NOT: gpu.launch_func
+// CHECK: llvm.return
+// Kernels are compiled for sm_90 with libdevice linked.
+// CHECK: gpu.binary @chain_kernel [#gpu.object<#nvvm.target<chip = "sm_90", features = "+ptx80", link = ["/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"]>, "
+func.func @chain(%x: tensor<33x40xf32>, %b: tensor<40xf32>) -> tensor<33x40xf32> {
+  %0 = graph.add %x, %b : tensor<33x40xf32>, tensor<40xf32>
+  %1 = graph.tanh %0 : tensor<33x40xf32>
+  %2 = graph.relu %1 : tensor<33x40xf32>
+  return %2 : tensor<33x40xf32>
+}
+
+// A linear layer is one cuBLASLt call: x * w^T (trans_b = 1), beta = 0,
+// f32 (dtype 0), the bias add and ReLU as its epilogue (BIAS | RELU = 3),
+// written straight into the output; no kernel.
+// CHECK-LABEL: llvm.func @linear(
+// CHECK-NOT: gpu.launch_func
+// CHECK-DAG: %[[ZERO:.*]] = llvm.mlir.constant(0.000000e+00 : f32) : f32
+// CHECK-DAG: %[[I0:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-DAG: %[[I1:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-DAG: %[[ONE:.*]] = llvm.mlir.constant(1.000000e+00 : f32) : f32
+// CHECK-DAG: %[[RELU_BIAS:.*]] = llvm.mlir.constant(3 : i32) : i32
+// CHECK-DAG: %[[K:.*]] = llvm.mlir.constant(16 : i64) : i64
+// CHECK-DAG: %[[M:.*]] = llvm.mlir.constant(8 : i64) : i64
+// CHECK-DAG: %[[N:.*]] = llvm.mlir.constant(32 : i64) : i64
+// CHECK-DAG: %[[C:.*]] = llvm.ptrtoint %arg3
+// CHECK-DAG: %[[BIAS:.*]] = llvm.ptrtoint %arg2
+// CHECK-DAG: %[[CP:.*]] = llvm.inttoptr %[[C]]
+// CHECK-DAG: %[[BIASP:.*]] = llvm.inttoptr %[[BIAS]]
+// CHECK: llvm.call @pipecc_rt_cuda_gemm(%[[I0]], %[[I1]], %[[M]], %[[N]], %[[K]], %[[ONE]], %{{.*}}, %[[K]], %{{.*}}, %[[K]], %[[ZERO]], %[[CP]], %[[N]], %[[I0]], %[[I0]], %[[BIASP]], %[[RELU_BIAS]])
+// CHECK-NOT: gpu.launch_func
+// CHECK: llvm.return
+func.func @linear(%x: tensor<8x16xf32>, %w: tensor<32x16xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
+  %0 = graph.matmul %x, %w transpose_rhs : tensor<8x16xf32>, tensor<32x16xf32> -> tensor<8x32xf32>
+  %1 = graph.add %0, %b : tensor<8x32xf32>, tensor<32xf32>
+  %2 = graph.relu %1 : tensor<8x32xf32>
+  return %2 : tensor<8x32xf32>
+}
+
+// bf16 batched matmul: A, B and C in bf16 (dtype 5), no epilogue.
+// CHECK-LABEL: llvm.func @batched(
+// CHECK-DAG: %[[BF16:.*]] = llvm.mlir.constant(5 : i32) : i32
+// CHECK-DAG: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: llvm.call @pipecc_rt_cuda_gemm_batched({{.*}}, %[[BF16]], %[[BF16]], %[[NULL]], %{{.*}}) : (i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64, i64, i32, i32, !llvm.ptr, i32) -> ()
+func.func @batched(%x: tensor<2x4x8xbf16>, %w: tensor<2x8x3xbf16>) -> tensor<2x4x3xbf16> {
+  %0 = graph.matmul %x, %w : tensor<2x4x8xbf16>, tensor<2x8x3xbf16> -> tensor<2x4x3xbf16>
+  return %0 : tensor<2x4x3xbf16>
+}
+
+// Softmax: one thread per row (6 threads), whose three passes over the row
+// run in order inside it.
+// CHECK-LABEL: llvm.func @softmax(
+// CHECK-DAG: %[[ROWS:.*]] = llvm.mlir.constant(6 : index) : i64
+// CHECK: gpu.launch_func @softmax_kernel::@softmax_kernel blocks in ({{.*}}) threads in (%[[ROWS]], {{.*}})
+// GPU-LABEL: gpu.func @softmax_kernel(
+// GPU: %[[ROW:.*]] = arith.addi
+// GPU: %[[MAX:.*]] = scf.for {{.*}} -> (f32) {
+// GPU: memref.load %{{.*}}[%[[ROW]], %{{.*}}] : memref<6x10xf32>
+// GPU: arith.maximumf
+// GPU: %[[SUM:.*]] = scf.for {{.*}} -> (f32) {
+// GPU: arith.subf %{{.*}}, %[[MAX]]
+// GPU: math.exp
+// GPU: scf.for
+// GPU: arith.divf %{{.*}}, %[[SUM]]
+// GPU: memref.store %{{.*}}[%[[ROW]], %{{.*}}] : memref<6x10xf32>
+// GPU: gpu.return
+func.func @softmax(%x: tensor<6x10xf32>) -> tensor<6x10xf32> {
+  %0 = graph.softmax %x axis = 1 : tensor<6x10xf32>
+  return %0 : tensor<6x10xf32>
+}
+
+// A sum over axis 0: the zero fill, then one thread per column summing its
+// 300 rows (the reduction moved inside: not a host loop of 300 launches).
+// CHECK-LABEL: llvm.func @column_sum(
+// CHECK-COUNT-2: gpu.launch_func
+// CHECK-NOT: gpu.launch_func
+// CHECK: llvm.return
+// GPU-LABEL: gpu.func @column_sum_kernel(
+// GPU-LABEL: gpu.func @column_sum_kernel(
+// GPU: scf.for
+// GPU: memref.load %{{.*}} : memref<300x5xf32>
+// GPU: arith.addf
+func.func @column_sum(%x: tensor<300x5xf32>) -> tensor<5xf32> {
+  %0 = graph.reduce_sum %x axes = [0] : tensor<300x5xf32> -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
+
+// Cross-entropy carries its sum over the rows: one kernel of one thread.
+// CHECK-LABEL: llvm.func @loss(
+// CHECK-DAG: %[[ONE_I:.*]] = llvm.mlir.constant(1 : index) : i64
+// CHECK: gpu.launch_func @loss_kernel::@loss_kernel blocks in (%[[ONE_I]], %[[ONE_I]], %[[ONE_I]]) threads in (%[[ONE_I]], %[[ONE_I]], %[[ONE_I]])
+func.func @loss(%x: tensor<4x3xf32>, %l: tensor<4xi64>) -> tensor<f32> {
+  %0 = graph.cross_entropy %x, %l : tensor<4x3xf32>, tensor<4xi64> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// bf16 kernels compute each op in f32 (libdevice has no bf16 math) and
+// round its result to bf16.
+// (PTX checks at the end.)
+func.func @bf16_tanh(%x: tensor<8x16xbf16>) -> tensor<8x16xbf16> {
+  %0 = graph.tanh %x : tensor<8x16xbf16>
+  return %0 : tensor<8x16xbf16>
+}
+
+// The cuBLASLt entry points, declared with C's types.
+// CHECK-DAG: llvm.func @pipecc_rt_cuda_gemm(i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64, i32, i32, !llvm.ptr, i32)
+// CHECK-DAG: llvm.func @pipecc_rt_cuda_gemm_batched(i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64, i64, i32, i32, !llvm.ptr, i32)
+
+// The fatbin holds an sm_90 cubin.
+// ELF: ELF file 1: {{.*}}.sm_90.cubin
+
+// PTX for sm_90; tanh comes from libdevice (linked, so no external call).
+// PTX: gpu.binary @chain_kernel
+// PTX-SAME: .target sm_90
+// PTX-SAME: .entry chain_kernel
+// PTX-NOT: .extern .func __nv_
+
+// bf16_tanh (above):
+// PTX: gpu.binary @bf16_tanh_kernel
+// PTX-SAME: ld.global.b16
+// PTX-SAME: cvt.f32.bf16
+// PTX-SAME: cvt.rn.bf16.f32
+// PTX-SAME: st.global.b16

@@ -1,0 +1,95 @@
+// RUN: pipecc-opt %s --pipecc-map-loops-to-gpu="block-size=4" --split-input-file | FileCheck %s
+
+// A row loop writing only row %i of its output: one thread per row.
+// CHECK-LABEL: func.func @rows(
+// CHECK: scf.parallel
+// CHECK: scf.parallel
+// CHECK: scf.if
+// CHECK: scf.for
+// CHECK: memref.store
+// CHECK: {mapping = [#gpu.loop_dim_map<processor = thread_x
+// CHECK: {mapping = [#gpu.loop_dim_map<processor = block_x
+// CHECK-NOT: scf.parallel
+func.func @rows(%in: memref<6x3xf32>, %out: memref<6x3xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c6 = arith.constant 6 : index
+  scf.for %i = %c0 to %c6 step %c1 {
+    scf.for %j = %c0 to %c3 step %c1 {
+      %x = memref.load %in[%i, %j] : memref<6x3xf32>
+      memref.store %x, %out[%i, %j] : memref<6x3xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// Iterations that read another iteration's output (a prefix sum) stay a
+// sequential loop.
+// CHECK-LABEL: func.func @prefix(
+// CHECK-NOT: scf.parallel
+// CHECK: scf.for
+func.func @prefix(%out: memref<6xf32>) {
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  scf.for %i = %c1 to %c6 step %c1 {
+    %p = arith.subi %i, %c1 : index
+    %x = memref.load %out[%p] : memref<6xf32>
+    %y = memref.load %out[%i] : memref<6xf32>
+    %s = arith.addf %x, %y : f32
+    memref.store %s, %out[%i] : memref<6xf32>
+  }
+  return
+}
+
+// -----
+
+// A loop carrying a value (a sum) stays sequential.
+// CHECK-LABEL: func.func @carried(
+// CHECK-NOT: scf.parallel
+// CHECK: scf.for {{.*}} iter_args
+func.func @carried(%in: memref<6xf32>, %out: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %zero = arith.constant 0.0 : f32
+  %sum = scf.for %i = %c0 to %c6 step %c1 iter_args(%acc = %zero) -> f32 {
+    %x = memref.load %in[%i] : memref<6xf32>
+    %s = arith.addf %acc, %x : f32
+    scf.yield %s : f32
+  }
+  memref.store %sum, %out[] : memref<f32>
+  return
+}
+
+// -----
+
+// A sum over axis 0: the reduction moves inside the thread of each column;
+// the 2-D copy is collapsed into one dimension of 6 elements (2 blocks of
+// 4 threads, the tail guarded).
+// CHECK-LABEL: func.func @column_sum(
+// CHECK: scf.parallel
+// CHECK: scf.parallel
+// CHECK: scf.for
+// CHECK: memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<2x3xf32>
+// CHECK: arith.addf
+// CHECK: %[[N:.*]] = arith.muli %{{.*}}, %c3
+// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%[[N]]) step
+// CHECK: scf.parallel
+// CHECK: arith.cmpi ult
+// CHECK: arith.remsi
+// CHECK: arith.divsi
+// CHECK: memref.store {{.*}} : memref<2x3xf32>
+func.func @column_sum(%in: memref<2x3xf32>, %out: memref<3xf32>, %copy: memref<2x3xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%in : memref<2x3xf32>) outs(%out : memref<3xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  memref.copy %in, %copy : memref<2x3xf32> to memref<2x3xf32>
+  return
+}
