@@ -483,8 +483,9 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
 void RankHostBuilder::buildProgramConstant(int32_t rank) {
   b.setInsertionPointToEnd(module.getBody());
   auto i8 = IntegerType::get(ctx, 8);
+  // pipecc_rt_buffer_desc of Runtime.h (ABI 3).
   auto descType = LLVM::LLVMStructType::getLiteral(
-      ctx, {ptrType, i32, i32, i32, i32, ptrType, i64, i64, i64});
+      ctx, {ptrType, i32, i32, i32, i32, ptrType, i64, i64, i64, i64, i64});
   // Names and shapes as separate constants the table points to.
   SmallVector<std::string> nameSymbols, shapeSymbols;
   for (auto [index, buffer] : llvm::enumerate(buffers)) {
@@ -532,16 +533,28 @@ void RankHostBuilder::buildProgramConstant(int32_t rank) {
       insert(constI64(ib, buffer.bytes), 6);
       insert(constI64(ib, buffer.parameterId), 7);
       insert(constI64(ib, buffer.numClasses), 8);
+      // slots 0 (one copy per micro-batch), offset -1: the runtime lays the
+      // arena out until the compiler has a memory plan.
+      insert(constI64(ib, 0), 9);
+      insert(constI64(ib, -1), 10);
       array = ib.create<LLVM::InsertValueOp>(loc, array, desc, index);
     }
     ib.create<LLVM::ReturnOp>(loc, array);
   }
 
+  std::string target = "cpu";
+  target.push_back('\0');
+  b.setInsertionPointToEnd(module.getBody());
+  b.create<LLVM::GlobalOp>(loc, LLVM::LLVMArrayType::get(i8, target.size()),
+                           /*isConstant=*/true, LLVM::Linkage::Internal,
+                           "pipecc_target", b.getStringAttr(target));
   // {abi_version, rank, num_ranks, microbatches, microbatch_size, default_lr,
-  //  gradient_scale, flags, num_buffers, buffers, step}; LLVM pads it like C.
+  //  gradient_scale, flags, num_buffers, buffers, step, arena_bytes, target};
+  // LLVM pads it like C.
   b.setInsertionPointToEnd(module.getBody());
   auto programType = LLVM::LLVMStructType::getLiteral(
-      ctx, {i32, i32, i32, i32, i64, f32, f32, i32, i64, ptrType, ptrType});
+      ctx, {i32, i32, i32, i32, i64, f32, f32, i32, i64, ptrType, ptrType, i64,
+            ptrType});
   auto programGlobal = b.create<LLVM::GlobalOp>(
       loc, programType, /*isConstant=*/true, LLVM::Linkage::Internal,
       "pipecc_program", Attribute());
@@ -571,6 +584,8 @@ void RankHostBuilder::buildProgramConstant(int32_t rank) {
   insert(constI64(ib, buffers.size()), 8);
   insert(ib.create<LLVM::AddressOfOp>(loc, ptrType, "pipecc_buffers"), 9);
   insert(ib.create<LLVM::AddressOfOp>(loc, ptrType, "pipecc_step"), 10);
+  insert(constI64(ib, 0), 11); // arena sized by the runtime
+  insert(ib.create<LLVM::AddressOfOp>(loc, ptrType, "pipecc_target"), 12);
   ib.create<LLVM::ReturnOp>(loc, program);
 
   b.setInsertionPointToEnd(module.getBody());
