@@ -44,25 +44,6 @@ double secondsNow() {
       .count();
 }
 
-/// One arena for every buffer, laid out by the compiler's plan or here,
-/// allocated on the device and zero-filled.
-void allocateArena(pipecc_rt_context &ctx) {
-  const pipecc_rt_rank_program &program = *ctx.program;
-  ctx.layout = layOutArena(program);
-  ctx.arena = ctx.device->allocate(std::max<int64_t>(ctx.layout.bytes, 1));
-  ctx.device->fill(ctx.arena, 0, ctx.layout.bytes);
-  ctx.buffers.resize(static_cast<size_t>(program.num_buffers));
-  for (int64_t id = 0; id < program.num_buffers; ++id) {
-    BufferStorage &storage = ctx.buffers[static_cast<size_t>(id)];
-    const BufferPlacement &placement =
-        ctx.layout.buffers[static_cast<size_t>(id)];
-    storage.desc = &program.buffers[id];
-    storage.memory = static_cast<char *>(ctx.arena) + placement.offset;
-    storage.copies = placement.copies;
-    storage.stride = placement.stride;
-  }
-}
-
 /// "[4, 1]": the index of element `flat` in an array of `shape`.
 std::string elementIndex(const Shape &shape, int64_t flat) {
   std::vector<int64_t> index(shape.size());
@@ -530,6 +511,25 @@ void runStep(pipecc_rt_context &ctx, int64_t samples) {
 }
 
 } // namespace
+
+/// One arena for every buffer, laid out by the compiler's plan or here,
+/// allocated on the device and zero-filled.
+void pipecc::rt::allocateArena(pipecc_rt_context &ctx) {
+  const pipecc_rt_rank_program &program = *ctx.program;
+  ctx.layout = layOutArena(program);
+  ctx.arena = ctx.device->allocate(std::max<int64_t>(ctx.layout.bytes, 1));
+  ctx.device->fill(ctx.arena, 0, ctx.layout.bytes);
+  ctx.buffers.resize(static_cast<size_t>(program.num_buffers));
+  for (int64_t id = 0; id < program.num_buffers; ++id) {
+    BufferStorage &storage = ctx.buffers[static_cast<size_t>(id)];
+    const BufferPlacement &placement =
+        ctx.layout.buffers[static_cast<size_t>(id)];
+    storage.desc = &program.buffers[id];
+    storage.memory = static_cast<char *>(ctx.arena) + placement.offset;
+    storage.copies = placement.copies;
+    storage.stride = placement.stride;
+  }
+}
 
 int pipecc::rt::runRank(int argc, char **argv,
                         const pipecc_rt_rank_program *program,

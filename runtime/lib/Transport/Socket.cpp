@@ -220,7 +220,7 @@ private:
 
   std::vector<int> sockets_; ///< by peer rank; -1 for this rank
   std::vector<std::unique_ptr<std::mutex>> sendMutexes_;
-  double timeoutSeconds_ = 60;
+  int timeoutSeconds_ = 60;
   int wakePipe_[2] = {-1, -1};
   std::thread progress_;
   bool finalized_ = false;
@@ -262,10 +262,27 @@ SocketTransport::SocketTransport(const SocketConfig &config) {
 void SocketTransport::connectPeers(const SocketConfig &config) {
   double deadline = secondsNow() + timeoutSeconds_;
   std::string bootstrap = "socket bootstrap (" + config.rendezvous + ")";
+  sockaddr_un own = socketAddress(config.rendezvous, rank_);
   int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (listener < 0)
     fail(bootstrap, ": socket: ", std::strerror(errno));
-  sockaddr_un own = socketAddress(config.rendezvous, rank_);
+  // On every way out: no listener left behind, and on failure no half
+  // connected peers either.
+  struct Cleanup {
+    SocketTransport &transport;
+    int listener;
+    const char *path;
+    ~Cleanup() {
+      ::close(listener);
+      ::unlink(path);
+      if (std::uncaught_exceptions() > 0)
+        for (int &fd : transport.sockets_)
+          if (fd >= 0) {
+            ::close(fd);
+            fd = -1;
+          }
+    }
+  } cleanup{*this, listener, own.sun_path};
   ::unlink(own.sun_path); // a stale socket of an earlier run
   if (bind(listener, reinterpret_cast<sockaddr *>(&own), sizeof own) != 0 ||
       listen(listener, size_) != 0)
@@ -281,10 +298,10 @@ void SocketTransport::connectPeers(const SocketConfig &config) {
         fail(bootstrap, ": socket: ", std::strerror(errno));
       if (connect(fd, reinterpret_cast<sockaddr *>(&address),
                   sizeof address) == 0) {
+        sockets_[static_cast<size_t>(peer)] = fd;
         if (!writeFully(fd, &hello, sizeof hello))
           fail(bootstrap, ": hello to rank ", peer, ": ",
                std::strerror(errno));
-        sockets_[static_cast<size_t>(peer)] = fd;
         break;
       }
       int error = errno;
@@ -323,6 +340,13 @@ void SocketTransport::connectPeers(const SocketConfig &config) {
     int fd = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0)
       fail(bootstrap, ": accept: ", std::strerror(errno));
+    struct CloseOnError {
+      int fd;
+      ~CloseOnError() {
+        if (std::uncaught_exceptions() > 0)
+          ::close(fd);
+      }
+    } closeOnError{fd};
     waitReadable(fd);
     Hello theirs{};
     if (!readFully(fd, &theirs, sizeof theirs) || theirs.magic != kMagic)
@@ -336,8 +360,6 @@ void SocketTransport::connectPeers(const SocketConfig &config) {
            " (two jobs on one rendezvous folder?)");
     sockets_[static_cast<size_t>(theirs.rank)] = fd;
   }
-  ::close(listener);
-  ::unlink(own.sun_path);
 }
 
 SocketTransport::~SocketTransport() {
@@ -470,6 +492,26 @@ bool SocketTransport::receiveMessage(int peer) {
   if (!readFully(fd, payload.data(), header.bytes))
     return false;
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!target) {
+    // A receive posted while the payload was read takes it now (it found
+    // no unexpected message when it was posted).
+    auto match = std::find_if(posted_.begin(), posted_.end(), [&](auto &t) {
+      return t->peer == peer && t->channel == header.channel &&
+             t->tag == header.tag;
+    });
+    if (match != posted_.end()) {
+      target = *match;
+      posted_.erase(match);
+      if (target->bytes == header.bytes) {
+        if (header.bytes > 0)
+          std::memcpy(target->data, payload.data(),
+                      static_cast<size_t>(header.bytes));
+        target->done = true;
+        changed_.notify_all();
+        return true;
+      }
+    }
+  }
   if (target) {
     target->error = "expected a message of " + std::to_string(target->bytes) +
                     " bytes, got " + std::to_string(header.bytes) +

@@ -122,7 +122,7 @@ SocketConfig socketConfigFromEnvironment() {
          ") but no PIPECC_RENDEZVOUS folder; start the ranks with out/launch "
          "--transport socket");
   if (environment("PIPECC_BOOTSTRAP_TIMEOUT"))
-    config.bootstrapTimeoutSeconds = static_cast<double>(
+    config.bootstrapTimeoutSeconds = static_cast<int>(
         environmentInteger("PIPECC_BOOTSTRAP_TIMEOUT", 1, 86400));
   return config;
 }

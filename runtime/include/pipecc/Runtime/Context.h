@@ -106,6 +106,11 @@ int64_t addAndFindNonFinite(float *dst, const float *src, int64_t count);
 void validateProgram(const pipecc_rt_rank_program *program, int rank,
                      int size, const char *target = "cpu");
 
+/// Lays out (layOutArena), allocates on ctx.device and zero-fills the
+/// rank's arena, and points ctx.buffers into it. Needs ctx.program and
+/// ctx.device.
+void allocateArena(pipecc_rt_context &ctx);
+
 /// What a target library gives the core's driver (pipecc_rt_main of the
 /// target calls runRank with it).
 struct RankSetup {

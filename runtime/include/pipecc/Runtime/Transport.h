@@ -135,7 +135,7 @@ struct SocketConfig {
   /// Folder holding one Unix-domain socket per rank (rank<k>.sock).
   std::string rendezvous;
   /// Seconds to wait for every peer to connect.
-  double bootstrapTimeoutSeconds = 60;
+  int bootstrapTimeoutSeconds = 60;
 };
 /// From the environment: rankFromEnvironment(), PIPECC_RENDEZVOUS (required
 /// when size > 1), PIPECC_BOOTSTRAP_TIMEOUT (seconds, default 60).
