@@ -196,6 +196,7 @@ public:
 private:
   void connectPeers(const SocketConfig &config);
   void progressLoop();
+  void stopProgressThread();
   /// Takes one message from `peer` off the wire (progress thread).
   bool receiveMessage(int peer);
   void markClosed(int peer);
@@ -364,17 +365,26 @@ void SocketTransport::connectPeers(const SocketConfig &config) {
 
 SocketTransport::~SocketTransport() {
   // Unwinding from an error: the error line is printed after this, and the
-  // peers must not see this rank vanish before it is; the process ends
-  // right after (fatalError), closing the sockets.
+  // peers must not see this rank vanish before it is. Stop the progress
+  // thread (it must not outlive this object) but leave the sockets open;
+  // the process ends right after (fatalError), closing them.
   if (std::uncaught_exceptions() > 0) {
-    if (progress_.joinable())
-      progress_.detach();
+    stopProgressThread();
     return;
   }
   try {
     finalize();
   } catch (...) {
   }
+}
+
+void SocketTransport::stopProgressThread() {
+  if (!progress_.joinable())
+    return;
+  char stop = 1;
+  while (write(wakePipe_[1], &stop, 1) < 0 && errno == EINTR) {
+  }
+  progress_.join();
 }
 
 void SocketTransport::finalize() {
@@ -401,10 +411,7 @@ void SocketTransport::finalize() {
           return true;
         });
   }
-  char stop = 1;
-  if (write(wakePipe_[1], &stop, 1) != 1)
-    fail("socket transport: cannot stop the progress thread");
-  progress_.join();
+  stopProgressThread();
   for (int fd : sockets_)
     if (fd >= 0)
       ::close(fd);
