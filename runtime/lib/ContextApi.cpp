@@ -3,6 +3,7 @@
 #include "pipecc/Runtime/Error.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -20,6 +21,47 @@ BufferStorage &pipecc_rt_context::buffer(int64_t id) {
   if (id < 0 || id >= static_cast<int64_t>(buffers.size()))
     fail("buffer id ", id, " out of range [0, ", buffers.size(), ")");
   return buffers[static_cast<size_t>(id)];
+}
+
+pipecc_rt_context::~pipecc_rt_context() {
+  if (arena && device)
+    device->deallocate(arena);
+}
+
+char *pipecc_rt_context::microbatchCopy(int64_t id, int64_t microbatch) {
+  BufferStorage &storage = buffer(id);
+  if (!storage.desc->per_microbatch && storage.copies == 1)
+    return storage.memory;
+  if (microbatch < 0 || microbatch >= program->microbatches)
+    fail(bufferLabel(id), ": micro-batch ", microbatch, " out of range [0, ",
+         program->microbatches, ")");
+  return storage.memory + (microbatch % storage.copies) * storage.stride;
+}
+
+const char *pipecc_rt_context::hostView(const void *data, int64_t bytes,
+                                        std::vector<char> &staging) const {
+  if (device->isHost())
+    return static_cast<const char *>(data);
+  staging.resize(static_cast<size_t>(bytes));
+  device->copyToHost(staging.data(), data, bytes);
+  return staging.data();
+}
+
+char *pipecc_rt_context::hostWritable(void *data, int64_t bytes,
+                                      std::vector<char> &staging,
+                                      bool keepContents) const {
+  if (device->isHost())
+    return static_cast<char *>(data);
+  staging.resize(static_cast<size_t>(bytes));
+  if (keepContents)
+    device->copyToHost(staging.data(), data, bytes);
+  return staging.data();
+}
+
+void pipecc_rt_context::writeBack(void *data, const char *host,
+                                  int64_t bytes) const {
+  if (host != data)
+    device->copyToDevice(data, host, bytes);
 }
 
 namespace pipecc::rt {
@@ -60,13 +102,13 @@ pipecc_rt_context &checked(pipecc_rt_context *ctx) {
 }
 
 char *microbatchCopy(pipecc_rt_context &ctx, int64_t id, int64_t microbatch) {
-  BufferStorage &storage = ctx.buffer(id);
-  if (storage.copies == 1)
-    return storage.memory.get();
-  if (microbatch < 0 || microbatch >= storage.copies)
-    fail(ctx.bufferLabel(id), ": micro-batch ", microbatch,
-         " out of range [0, ", storage.copies, ")");
-  return storage.memory.get() + microbatch * storage.desc->bytes;
+  return ctx.microbatchCopy(id, microbatch);
+}
+
+double secondsNow() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 } // namespace
 
@@ -74,7 +116,7 @@ extern "C" {
 
 void *pipecc_rt_buffer(pipecc_rt_context *ctx, int64_t buffer_id) {
   return guardCall(
-      [&] { return (void *)checked(ctx).buffer(buffer_id).memory.get(); });
+      [&] { return (void *)checked(ctx).buffer(buffer_id).memory; });
 }
 
 void *pipecc_rt_buffer_microbatch(pipecc_rt_context *ctx, int64_t buffer_id,
@@ -129,8 +171,8 @@ void pipecc_rt_load_microbatch(pipecc_rt_context *ctx, int64_t buffer_id,
       fail("load_microbatch: ", c.bufferLabel(buffer_id), ": slice of ",
            slice.bytes, " bytes for a buffer of ",
            c.buffer(buffer_id).desc->bytes);
-    std::memcpy(microbatchCopy(c, buffer_id, microbatch), slice.data,
-                static_cast<size_t>(slice.bytes));
+    c.device->copyToDevice(microbatchCopy(c, buffer_id, microbatch),
+                           slice.data, slice.bytes);
   });
 }
 
@@ -141,7 +183,9 @@ void pipecc_rt_check_class_ids(pipecc_rt_context *ctx, int64_t buffer_id,
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
     const pipecc_rt_buffer_desc &desc = *c.buffer(buffer_id).desc;
-    const char *data = microbatchCopy(c, buffer_id, microbatch);
+    std::vector<char> staging;
+    const char *data = c.hostView(microbatchCopy(c, buffer_id, microbatch),
+                                  desc.bytes, staging);
     int64_t width = desc.dtype == PIPECC_RT_I64 ? 8
                     : desc.dtype == PIPECC_RT_I32 ? 4
                                                   : 0;
@@ -338,12 +382,18 @@ void pipecc_rt_accumulate_gradient(pipecc_rt_context *ctx,
     if (storage.desc->role != PIPECC_RT_ROLE_GRADIENT)
       fail("accumulate_gradient: ", c.bufferLabel(gradient_buffer_id),
            " is not a gradient");
-    auto *dst = reinterpret_cast<float *>(storage.memory.get());
-    int64_t count = storage.desc->bytes / static_cast<int64_t>(sizeof(float));
+    int64_t bytes = storage.desc->bytes;
+    int64_t count = bytes / static_cast<int64_t>(sizeof(float));
+    std::vector<char> dstStaging, srcStaging;
+    auto *dst = reinterpret_cast<float *>(c.hostWritable(
+        storage.memory, bytes, dstStaging, /*keepContents=*/true));
+    src = reinterpret_cast<const float *>(c.hostView(src, bytes, srcStaging));
     // The accumulator starts the step at zero and the job stops at the first
     // non-finite sum, so a non-finite element here is this micro-batch's
     // doing (a non-finite gradient, or finite ones overflowing).
-    if (int64_t bad = addAndFindNonFinite(dst, src, count); bad >= 0)
+    int64_t bad = addAndFindNonFinite(dst, src, count);
+    c.writeBack(storage.memory, reinterpret_cast<const char *>(dst), bytes);
+    if (bad >= 0)
       fail("step ", c.stepIndex + 1, ", micro-batch ", microbatch,
            ": the gradient of '",
            c.program->buffers[storage.desc->parameter_id].name, "' is ",
@@ -360,10 +410,16 @@ void pipecc_rt_optimizer_step(pipecc_rt_context *ctx) {
       if (storage.desc->role != PIPECC_RT_ROLE_GRADIENT)
         continue;
       BufferStorage &parameter = c.buffer(storage.desc->parameter_id);
+      int64_t bytes = storage.desc->bytes;
+      std::vector<char> parameterStaging, gradientStaging;
+      char *values = c.hostWritable(parameter.memory, bytes, parameterStaging,
+                                    /*keepContents=*/true);
       pipecc_rt_sgd_update_f32(
-          reinterpret_cast<float *>(parameter.memory.get()),
-          reinterpret_cast<const float *>(storage.memory.get()),
-          storage.desc->bytes / static_cast<int64_t>(sizeof(float)), step);
+          reinterpret_cast<float *>(values),
+          reinterpret_cast<const float *>(
+              c.hostView(storage.memory, bytes, gradientStaging)),
+          bytes / static_cast<int64_t>(sizeof(float)), step);
+      c.writeBack(parameter.memory, values, bytes);
     }
   });
 }
@@ -374,13 +430,13 @@ void pipecc_rt_timer_begin(pipecc_rt_context *ctx, const char *label) {
     if (timer.running)
       fail("timer '", label, "' begun twice without an end");
     timer.running = true;
-    timer.startedAt = MPI_Wtime();
+    timer.startedAt = secondsNow();
   });
 }
 
 void pipecc_rt_timer_end(pipecc_rt_context *ctx, const char *label) {
   guardCall([&] {
-    double now = MPI_Wtime();
+    double now = secondsNow();
     auto &timers = checked(ctx).timers;
     auto timer = timers.find(label ? label : "");
     if (timer == timers.end() || !timer->second.running)

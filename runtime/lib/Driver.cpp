@@ -8,15 +8,14 @@
 #include "pipecc/Runtime/SyntheticData.h"
 
 #include <algorithm>
-#include <cblas.h>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <thread>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,34 +38,10 @@ std::string executableDirectory() {
   return slash == std::string::npos ? "." : text.substr(0, slash);
 }
 
-/// Each rank's BLAS would otherwise start one thread per core, and several
-/// ranks share a node: split the cores instead of oversubscribing them.
-void configureBlasThreads(const Transport &transport) {
-  if (std::getenv("OPENBLAS_NUM_THREADS") || std::getenv("OMP_NUM_THREADS"))
-    return;
-  int cores = static_cast<int>(std::thread::hardware_concurrency());
-  int threads = std::max(1, cores / std::max(1, transport.localSize()));
-  openblas_set_num_threads(threads);
-}
-
-void allocateBuffers(pipecc_rt_context &ctx) {
-  const pipecc_rt_rank_program &program = *ctx.program;
-  ctx.buffers.resize(static_cast<size_t>(program.num_buffers));
-  for (int64_t id = 0; id < program.num_buffers; ++id) {
-    BufferStorage &storage = ctx.buffers[static_cast<size_t>(id)];
-    storage.desc = &program.buffers[id];
-    storage.copies = storage.desc->per_microbatch ? program.microbatches : 1;
-    int64_t total = storage.desc->bytes * storage.copies;
-    size_t rounded = static_cast<size_t>((total + 63) / 64 * 64);
-    if (rounded == 0)
-      rounded = 64;
-    char *memory = static_cast<char *>(std::aligned_alloc(64, rounded));
-    if (!memory)
-      fail("out of memory allocating ", rounded, " bytes for ",
-           ctx.bufferLabel(id));
-    std::memset(memory, 0, rounded);
-    storage.memory.reset(memory);
-  }
+double secondsNow() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 /// "[4, 1]": the index of element `flat` in an array of `shape`.
@@ -124,13 +99,11 @@ void loadWeights(pipecc_rt_context &ctx, int rank) {
       fail("weights file ", path, ": tensor '", desc.name, "' has shape ",
            shapeToString(tensor->shape), ", expected ",
            shapeToString(expected));
-    std::memcpy(ctx.buffer(id).memory.get(), file.data(*tensor),
-                static_cast<size_t>(desc.bytes));
-    const auto *values =
-        reinterpret_cast<const float *>(ctx.buffer(id).memory.get());
+    const auto *values = reinterpret_cast<const float *>(file.data(*tensor));
     if (int64_t bad = findNonFinite(values, desc.bytes / 4); bad >= 0)
       fail("weights file ", path, ": tensor '", desc.name, "' element ",
            elementIndex(expected, bad), " is ", nonFiniteName(values[bad]));
+    ctx.device->copyToDevice(ctx.buffer(id).memory, values, desc.bytes);
   }
 }
 
@@ -181,16 +154,20 @@ void writeOutputs(pipecc_rt_context &ctx) {
     if (desc.role != PIPECC_RT_ROLE_OUTPUT)
       continue;
     Shape shape(desc.shape, desc.shape + desc.num_dims);
-    int64_t copies = ctx.buffer(id).copies;
+    int64_t copies = ctx.program->microbatches;
     if (copies > 1) {
       if (shape.empty())
         fail("output '", desc.name, "' is a scalar; with ", copies,
              " micro-batches there is one per micro-batch");
       shape[0] *= copies;
     }
+    // The copies lie `stride` apart in the arena: gather them.
+    std::vector<char> values(static_cast<size_t>(desc.bytes * copies));
+    for (int64_t mb = 0; mb < copies; ++mb)
+      ctx.device->copyToHost(values.data() + mb * desc.bytes,
+                             ctx.microbatchCopy(id, mb), desc.bytes);
     writeNpy(dir + "/" + dataFileName(desc.name),
-             static_cast<DType>(desc.dtype), shape,
-             ctx.buffer(id).memory.get());
+             static_cast<DType>(desc.dtype), shape, values.data());
   }
 }
 
@@ -331,8 +308,9 @@ void dumpGradients(pipecc_rt_context &ctx, float loss) {
     const pipecc_rt_buffer_desc &parameter =
         ctx.program->buffers[desc.parameter_id];
     std::vector<float> gradient(static_cast<size_t>(desc.bytes / 4));
-    const float *accumulated =
-        reinterpret_cast<const float *>(ctx.buffer(id).memory.get());
+    std::vector<char> staging;
+    const float *accumulated = reinterpret_cast<const float *>(
+        ctx.hostView(ctx.buffer(id).memory, desc.bytes, staging));
     for (size_t i = 0; i < gradient.size(); ++i)
       gradient[i] = accumulated[i] * ctx.gradientScale;
     std::string name = std::string("grad.") + parameter.name;
@@ -354,8 +332,9 @@ void checkParametersFinite(pipecc_rt_context &ctx) {
     const pipecc_rt_buffer_desc &desc = ctx.program->buffers[id];
     if (desc.role != PIPECC_RT_ROLE_PARAMETER)
       continue;
-    const auto *values =
-        reinterpret_cast<const float *>(ctx.buffer(id).memory.get());
+    std::vector<char> staging;
+    const auto *values = reinterpret_cast<const float *>(
+        ctx.hostView(ctx.buffer(id).memory, desc.bytes, staging));
     if (int64_t bad = findNonFinite(values, desc.bytes / 4); bad >= 0)
       problem = "step " + std::to_string(ctx.options.steps) +
                 ": the update made parameter '" + desc.name + "' " +
@@ -387,9 +366,10 @@ void saveParameters(pipecc_rt_context &ctx) {
   SafetensorsWriter local;
   for (int64_t id = 0; id < ctx.program->num_buffers; ++id) {
     const pipecc_rt_buffer_desc &desc = ctx.program->buffers[id];
+    std::vector<char> staging;
     if (desc.role == PIPECC_RT_ROLE_PARAMETER)
       local.add(desc.name, DType::F32, shapeOf(desc),
-                ctx.buffer(id).memory.get());
+                ctx.hostView(ctx.buffer(id).memory, desc.bytes, staging));
   }
   Metadata metadata{{"producer", "pipecc"},
                     {"steps", std::to_string(ctx.options.steps)}};
@@ -435,6 +415,37 @@ void reportTimers(pipecc_rt_context &ctx) {
   std::fflush(stdout);
 }
 
+/// Rank 0 prints, rank by rank, the arena beside the measured peak.
+void reportMemory(pipecc_rt_context &ctx) {
+  Transport &transport = *ctx.transport;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "memory rank %d: arena %lld bytes (%s) peak %lld bytes (%s)\n",
+                transport.rank(), static_cast<long long>(ctx.layout.bytes),
+                ctx.layout.planned ? "planned" : "runtime layout",
+                static_cast<long long>(ctx.device->peakMemoryBytes()),
+                ctx.device->isHost() ? "host peak resident set"
+                                     : ctx.device->name());
+  std::string text = line;
+  if (transport.rank() != 0) {
+    int64_t size = static_cast<int64_t>(text.size());
+    transport.send(&size, sizeof size, 0, kGatherSizeTag, Channel::Control);
+    transport.send(text.data(), size, 0, kGatherDataTag, Channel::Control);
+    return;
+  }
+  std::fputs(text.c_str(), stdout);
+  for (int peer = 1; peer < transport.size(); ++peer) {
+    int64_t size = 0;
+    transport.recv(&size, sizeof size, peer, kGatherSizeTag,
+                   Channel::Control);
+    std::string remote(static_cast<size_t>(size), '\0');
+    transport.recv(remote.data(), size, peer, kGatherDataTag,
+                   Channel::Control);
+    std::fputs(remote.c_str(), stdout);
+  }
+  std::fflush(stdout);
+}
+
 int64_t samplesPerStep(pipecc_rt_context &ctx) {
   int64_t microbatchSize = ctx.program->microbatch_size;
   if (microbatchSize <= 0) {
@@ -450,11 +461,10 @@ int64_t samplesPerStep(pipecc_rt_context &ctx) {
 void runStep(pipecc_rt_context &ctx, int64_t samples) {
   for (BufferStorage &storage : ctx.buffers)
     if (storage.desc->role == PIPECC_RT_ROLE_GRADIENT)
-      std::memset(storage.memory.get(), 0,
-                  static_cast<size_t>(storage.desc->bytes));
+      ctx.device->fill(storage.memory, 0, storage.desc->bytes);
   ctx.lossSum = 0;
   ctx.lossCount = 0;
-  double start = MPI_Wtime();
+  double start = secondsNow();
 
   ctx.program->step(&ctx);
   // A transfer left running would race with the next step's use of its
@@ -481,7 +491,7 @@ void runStep(pipecc_rt_context &ctx, int64_t samples) {
   if (!(ctx.program->flags & (PIPECC_RT_PROGRAM_OWNS_OPTIMIZER |
                               PIPECC_RT_PROGRAM_INFERENCE)))
     pipecc_rt_optimizer_step(&ctx);
-  double seconds = MPI_Wtime() - start;
+  double seconds = secondsNow() - start;
   if (isInference(ctx)) {
     if (ctx.transport->rank() == 0 && !ctx.options.quiet) {
       std::printf("step %lld samples/s %.1f\n",
@@ -500,27 +510,59 @@ void runStep(pipecc_rt_context &ctx, int64_t samples) {
   }
 }
 
-int runMain(int argc, char **argv, const pipecc_rt_rank_program *program) {
-  Transport transport(&argc, &argv);
+} // namespace
+
+/// One arena for every buffer, laid out by the compiler's plan or here,
+/// allocated on the device and zero-filled.
+void pipecc::rt::allocateArena(pipecc_rt_context &ctx) {
+  const pipecc_rt_rank_program &program = *ctx.program;
+  ctx.layout = layOutArena(program);
+  ctx.arena = ctx.device->allocate(std::max<int64_t>(ctx.layout.bytes, 1));
+  ctx.device->fill(ctx.arena, 0, ctx.layout.bytes);
+  ctx.buffers.resize(static_cast<size_t>(program.num_buffers));
+  for (int64_t id = 0; id < program.num_buffers; ++id) {
+    BufferStorage &storage = ctx.buffers[static_cast<size_t>(id)];
+    const BufferPlacement &placement =
+        ctx.layout.buffers[static_cast<size_t>(id)];
+    storage.desc = &program.buffers[id];
+    storage.memory = static_cast<char *>(ctx.arena) + placement.offset;
+    storage.copies = placement.copies;
+    storage.stride = placement.stride;
+  }
+}
+
+int pipecc::rt::runRank(int argc, char **argv,
+                        const pipecc_rt_rank_program *program,
+                        const RankSetup &setup) {
+  // The transport comes first (its rank labels every later error); a bad
+  // --transport value is reported before any rank is known.
+  TransportKind kind = chooseTransport(findTransportOption(argc, argv));
+  std::unique_ptr<Transport> transportOwner =
+      setup.createTransport(kind, &argc, &argv);
+  Transport &transport = *transportOwner;
   Options options = parseOptions(argc, argv);
   if (options.help) {
     if (transport.rank() == 0)
       std::fputs(usageText(argc > 0 ? argv[0] : nullptr).c_str(), stdout);
+    transport.finalize();
     return 0;
   }
-  validateProgram(program, transport.rank(), transport.size());
-  configureBlasThreads(transport);
+  validateProgram(program, transport.rank(), transport.size(), setup.target);
+  if (setup.configureThreads)
+    setup.configureThreads(transport);
+  std::unique_ptr<Device> device = setup.createDevice(transport);
 
   pipecc_rt_context ctx;
   ctx.program = program;
   ctx.transport = &transport;
+  ctx.device = device.get();
   ctx.options = options;
   ctx.learningRate = options.learningRate.value_or(program->default_lr);
   ctx.gradientScale = program->gradient_scale > 0
                           ? program->gradient_scale
                           : 1.0f / static_cast<float>(program->microbatches);
   checkOptionsFitProgram(ctx);
-  allocateBuffers(ctx);
+  allocateArena(ctx);
   loadWeights(ctx, transport.rank());
   // Output files are written by rank 0 (or each rank, with "{rank}") at the
   // end; refuse bad paths now, not after training.
@@ -552,16 +594,9 @@ int runMain(int argc, char **argv, const pipecc_rt_rank_program *program) {
     writeOutputs(ctx);
   if (options.timers)
     reportTimers(ctx);
+  if (options.memory)
+    reportMemory(ctx);
   transport.barrier(Channel::Control);
   transport.finalize();
   return 0;
-}
-
-} // namespace
-
-void pipecc::rt::AlignedFree::operator()(char *p) const { std::free(p); }
-
-extern "C" int pipecc_rt_main(int argc, char **argv,
-                              const pipecc_rt_rank_program *program) {
-  return guardCall([&] { return runMain(argc, argv, program); });
 }

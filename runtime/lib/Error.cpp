@@ -3,11 +3,14 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <mpi.h>
+#include <unistd.h>
 
 namespace pipecc::rt {
 
 namespace {
+int errorRank = -1;
+AbortHandler abortHandler = nullptr;
+
 /// The message as one line: names in it come from the model (tensor and
 /// input names may hold newlines), and one error must not forge another.
 std::string oneLine(const std::string &message) {
@@ -26,26 +29,23 @@ std::string oneLine(const std::string &message) {
 }
 } // namespace
 
+void setErrorRank(int rank) { errorRank = rank; }
+void setAbortHandler(AbortHandler handler) { abortHandler = handler; }
+
 void fatalError(const std::string &message) {
-  int initialized = 0, finalized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  bool mpiRunning = initialized && !finalized;
-  int rank = -1;
-  if (mpiRunning)
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::fflush(stdout);
   std::string line = oneLine(message);
-  if (rank >= 0)
-    std::fprintf(stderr, "pipecc-runtime: error: rank %d: %s\n", rank,
+  if (errorRank >= 0)
+    std::fprintf(stderr, "pipecc-runtime: error: rank %d: %s\n", errorRank,
                  line.c_str());
   else
     std::fprintf(stderr, "pipecc-runtime: error: %s\n", line.c_str());
   std::fflush(stderr);
-  // MPI_Abort tears down every rank, so no peer is left blocked in a receive.
-  if (mpiRunning)
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  std::exit(1);
+  if (abortHandler)
+    abortHandler(1);
+  // _exit, not exit: a transport's progress thread may still be running,
+  // and static destructors must not race with it. Output is flushed above.
+  _exit(1);
 }
 
 } // namespace pipecc::rt

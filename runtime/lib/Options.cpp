@@ -69,6 +69,14 @@ Options parseOptions(int argc, char **argv) {
       options.quiet = flag();
     else if (name == "--timers")
       options.timers = flag();
+    else if (name == "--memory")
+      options.memory = flag();
+    else if (name == "--transport") {
+      options.transport = value();
+      if (options.transport != "mpi" && options.transport != "socket")
+        fail("--transport: unknown transport '", options.transport,
+             "' (expected mpi or socket)");
+    }
     else if (name == "--help" || name == "-h")
       options.help = flag();
     else
@@ -103,7 +111,25 @@ std::string usageText(const char *programName) {
          "                     DIR/<output name>.npy (named like --data "
          "files)\n"
          "  --timers           print per-rank timer totals at exit\n"
+         "  --memory           print per-rank arena size and measured peak "
+         "memory at exit\n"
+         "  --transport mpi|socket\n"
+         "                     how the ranks talk (default: socket when "
+         "out/launch started\n"
+         "                     them, mpi under mpirun/srun)\n"
          "  --quiet            no per-step lines\n";
+}
+
+std::string findTransportOption(int argc, char **argv) {
+  std::string found;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--transport" && i + 1 < argc)
+      found = argv[++i];
+    else if (arg.rfind("--transport=", 0) == 0)
+      found = arg.substr(12);
+  }
+  return found;
 }
 
 std::string substituteRank(const std::string &pattern, int rank) {

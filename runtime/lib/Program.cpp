@@ -5,11 +5,13 @@
 // run.
 //
 //===----------------------------------------------------------------------===//
+#include "pipecc/Runtime/Arena.h"
 #include "pipecc/Runtime/Context.h"
 #include "pipecc/Runtime/Error.h"
 #include "pipecc/Runtime/Numbers.h"
 
 #include <cmath>
+#include <cstring>
 #include <set>
 
 namespace pipecc::rt {
@@ -35,21 +37,26 @@ std::string label(const pipecc_rt_buffer_desc &desc, int64_t id) {
 }
 } // namespace
 
-void validateProgram(const pipecc_rt_rank_program *program, int mpiRank,
-                     int mpiSize) {
+void validateProgram(const pipecc_rt_rank_program *program, int rank,
+                     int size, const char *target) {
   if (!program)
     fail("no rank program (NULL)");
   if (program->abi_version != PIPECC_RT_ABI_VERSION)
     fail("rank program built for runtime ABI version ",
          program->abi_version, ", this runtime has version ",
          PIPECC_RT_ABI_VERSION, " (recompile with a matching pipecc)");
-  if (program->num_ranks != mpiSize)
+  const char *programTarget = program->target ? program->target : "cpu";
+  if (std::strcmp(programTarget, target) != 0)
+    fail("rank program compiled for the '", programTarget,
+         "' target, but this runtime is the '", target,
+         "' one (link it with the matching runtime)");
+  if (program->num_ranks != size)
     fail("this executable belongs to a ", program->num_ranks,
-         "-rank pipeline but MPI started ", mpiSize,
+         "-rank pipeline but the job has ", size,
          " processes (use the generated launch script)");
-  if (program->rank != mpiRank)
+  if (program->rank != rank)
     fail("this executable is rank ", program->rank,
-         "'s program but MPI gave it rank ", mpiRank,
+         "'s program but the job gave it rank ", rank,
          " (rank executables must be listed in order rank0, rank1, ...)");
   if (program->microbatches < 1)
     fail("rank program has ", program->microbatches, " micro-batches");
@@ -130,11 +137,15 @@ void validateProgram(const pipecc_rt_rank_program *program, int mpiRank,
         fail(where, ": outputs are per-micro-batch");
       if (!outputNames.insert(desc.name).second)
         fail(where, ": two outputs named '", desc.name, "'");
+      if (desc.slots != 0 && desc.slots != program->microbatches)
+        fail(where, ": an output keeps every micro-batch's copy, but has ",
+             desc.slots, " slots");
       break;
     default:
       break;
     }
   }
+  layOutArena(*program); // throws on a bad placement
 }
 
 } // namespace pipecc::rt

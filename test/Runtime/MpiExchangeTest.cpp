@@ -103,17 +103,17 @@ const int64_t kWShape[] = {kFeatures};
 const int64_t kYShape[] = {kMicrobatchSize};
 const pipecc_rt_buffer_desc kRank0Buffers[] = {
     {"x", PIPECC_RT_ROLE_DATA_INPUT, PIPECC_RT_F32, 1, 2, kXShape,
-     kMicrobatchSize * kFeatures * 4, -1, 0},
+     kMicrobatchSize * kFeatures * 4, -1, 0, 0, -1},
     {"stage0.w", PIPECC_RT_ROLE_PARAMETER, PIPECC_RT_F32, 0, 1, kWShape,
-     kFeatures * 4, -1, 0},
+     kFeatures * 4, -1, 0, 0, -1},
     {"grad.stage0.w", PIPECC_RT_ROLE_GRADIENT, PIPECC_RT_F32, 0, 1, kWShape,
-     kFeatures * 4, W0, 0},
+     kFeatures * 4, W0, 0, 0, -1},
     {"y", PIPECC_RT_ROLE_ACTIVATION, PIPECC_RT_F32, 0, 1, kYShape,
-     kMicrobatchSize * 4, -1, 0},
+     kMicrobatchSize * 4, -1, 0, 0, -1},
     {"dy", PIPECC_RT_ROLE_ACTIVATION, PIPECC_RT_F32, 0, 1, kYShape,
-     kMicrobatchSize * 4, -1, 0},
+     kMicrobatchSize * 4, -1, 0, 0, -1},
     {"scratch", PIPECC_RT_ROLE_SCRATCH, PIPECC_RT_F32, 0, 0, nullptr, 16, -1,
-     0},
+     0, 0, -1},
 };
 
 void rank0Step(pipecc_rt_context *ctx) {

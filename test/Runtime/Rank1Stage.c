@@ -25,16 +25,17 @@ static const int64_t kVectorShape[] = {kMicrobatchSize};
 
 const pipecc_rt_buffer_desc pipecc_test_rank1_buffers[] = {
     {"stage1.s", PIPECC_RT_ROLE_PARAMETER, PIPECC_RT_F32, 0, 1, kSShape, 4,
-     -1, 0},
+     -1, 0, 0, -1},
     {"grad.stage1.s", PIPECC_RT_ROLE_GRADIENT, PIPECC_RT_F32, 0, 1, kSShape,
-     4, S1, 0},
+     4, S1, 0, 0, -1},
     {"label", PIPECC_RT_ROLE_DATA_INPUT, PIPECC_RT_I64, 0, 1, kVectorShape,
-     kMicrobatchSize * 8, -1, 3},
+     kMicrobatchSize * 8, -1, 3, 0, -1},
     {"y", PIPECC_RT_ROLE_ACTIVATION, PIPECC_RT_F32, 0, 1, kVectorShape,
-     kMicrobatchSize * 4, -1, 0},
+     kMicrobatchSize * 4, -1, 0, 0, -1},
     {"dy", PIPECC_RT_ROLE_ACTIVATION, PIPECC_RT_F32, 0, 1, kVectorShape,
-     kMicrobatchSize * 4, -1, 0},
-    {"scratch", PIPECC_RT_ROLE_SCRATCH, PIPECC_RT_F32, 0, 0, NULL, 16, -1, 0},
+     kMicrobatchSize * 4, -1, 0, 0, -1},
+    {"scratch", PIPECC_RT_ROLE_SCRATCH, PIPECC_RT_F32, 0, 0, NULL, 16, -1, 0,
+     0, -1},
 };
 const int64_t pipecc_test_rank1_num_buffers = NumRank1Buffers;
 

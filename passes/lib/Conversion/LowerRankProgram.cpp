@@ -622,6 +622,12 @@ void RankHostBuilder::buildProgramConstant() {
     ib.create<LLVM::ReturnOp>(loc, array);
   }
 
+  std::string target = "cpu";
+  target.push_back('\0');
+  b.setInsertionPointToEnd(module.getBody());
+  b.create<LLVM::GlobalOp>(loc, LLVM::LLVMArrayType::get(i8, target.size()),
+                           /*isConstant=*/true, LLVM::Linkage::Internal,
+                           "pipecc_target", b.getStringAttr(target));
   // {abi_version, rank, num_ranks, microbatches, microbatch_size, default_lr,
   //  gradient_scale, flags, num_buffers, buffers, step, arena_bytes, target};
   // LLVM pads it like C.

@@ -3,7 +3,10 @@
 #include "TestUtil.h"
 
 #include <array>
+#include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <vector>
 #include <sys/stat.h>
 
 using namespace pipecc::rt;
@@ -102,6 +105,71 @@ TEST(LaunchScript, OversubscribesOnlyBeyondTheCores) {
               ranks == 4096)
         << ranks << " ranks: " << output.substr(0, 200);
   }
+}
+
+/// Writes out/launch for `ranks` ranks and a shell script per rank.
+std::string writeFakeJob(TempDir &dir, const std::vector<std::string> &ranks) {
+  std::string launch = dir.file("launch");
+  writeBytes(launch, renderLaunchScript(static_cast<int>(ranks.size())));
+  chmod(launch.c_str(), 0755);
+  for (size_t k = 0; k < ranks.size(); ++k) {
+    std::string rank = dir.file("rank" + std::to_string(k));
+    writeBytes(rank, "#!/bin/sh\n" + ranks[k]);
+    chmod(rank.c_str(), 0755);
+  }
+  return launch;
+}
+
+TEST(LaunchScript, StartsTheRanksItselfForTheSocketTransport) {
+  TempDir dir;
+  std::string report =
+      "echo \"rank=$PIPECC_RANK size=$PIPECC_SIZE "
+      "transport=$PIPECC_TRANSPORT args=$*\"\n"
+      "test -d \"$PIPECC_RENDEZVOUS\" && echo \"$PIPECC_RENDEZVOUS\" > "
+      "\"$(dirname \"$0\")/rendezvous$PIPECC_RANK\"\n";
+  std::string launch = writeFakeJob(dir, {report, report});
+  std::string output = runAndCapture("'" + launch +
+                                     "' --transport socket --steps 2 2>&1");
+  EXPECT_NE(output.find("rank=0 size=2 transport=socket args=--transport "
+                        "socket --steps 2"),
+            std::string::npos)
+      << output;
+  EXPECT_NE(output.find("rank=1 size=2 transport=socket"), std::string::npos)
+      << output;
+  // One rendezvous folder for both, removed at the end.
+  std::ifstream first(dir.file("rendezvous0")), second(dir.file("rendezvous1"));
+  std::string folder0, folder1;
+  std::getline(first, folder0);
+  std::getline(second, folder1);
+  EXPECT_FALSE(folder0.empty());
+  EXPECT_EQ(folder0, folder1);
+  struct stat info;
+  EXPECT_NE(stat(folder0.c_str(), &info), 0) << folder0 << " left behind";
+
+  // No mpirun: sockets without being asked.
+  output = runAndCapture("PIPECC_MPIRUN='" + dir.file("no-mpirun") + "' '" +
+                         launch + "' 2>&1");
+  EXPECT_NE(output.find("rank=1 size=2 transport=socket"), std::string::npos)
+      << output;
+}
+
+TEST(LaunchScript, StopsEveryRankWhenOneFails) {
+  TempDir dir;
+  // exec: each rank one process, as a real rank executable is.
+  std::string launch = writeFakeJob(
+      dir, {"exec sleep 60\n", "exit 3\n", "exec sleep 60\n"});
+  auto start = std::chrono::steady_clock::now();
+  std::string output = runAndCapture(
+      "PIPECC_TRANSPORT=socket '" + launch + "' 2>&1; echo \"status=$?\"");
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  EXPECT_LT(seconds, 30);
+  EXPECT_NE(output.find("launch: rank 1 exited with status 3; stopping the "
+                        "other ranks"),
+            std::string::npos)
+      << output;
+  EXPECT_NE(output.find("status=3"), std::string::npos) << output;
 }
 
 } // namespace

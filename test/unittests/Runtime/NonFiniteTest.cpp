@@ -21,30 +21,31 @@ constexpr int64_t kShape[] = {2, 3};
 
 class NonFiniteFixture : public ::testing::Test {
 protected:
-  pipecc_rt_buffer_desc buffers[2] = {{"fc.weight", PIPECC_RT_ROLE_PARAMETER,
-                                       PIPECC_RT_F32, 0, 2, kShape, 24, -1, 0},
-                                      {"fc.weight.grad",
-                                       PIPECC_RT_ROLE_GRADIENT, PIPECC_RT_F32,
-                                       0, 2, kShape, 24, 0, 0}};
+  pipecc_rt_buffer_desc buffers[2] = {
+      {"fc.weight", PIPECC_RT_ROLE_PARAMETER, PIPECC_RT_F32, 0, 2, kShape, 24,
+       -1, 0, 0, -1},
+      {"fc.weight.grad", PIPECC_RT_ROLE_GRADIENT, PIPECC_RT_F32, 0, 2, kShape,
+       24, 0, 0, 0, -1}};
   pipecc_rt_rank_program program{};
+  std::unique_ptr<Device> device = createHostDevice();
   pipecc_rt_context ctx;
+  char memory[2][64] alignas(64) = {};
 
   void SetUp() override {
     program.microbatches = 4;
     program.num_buffers = 2;
     program.buffers = buffers;
     ctx.program = &program;
+    ctx.device = device.get();
     ctx.buffers.resize(2);
     for (int i = 0; i < 2; ++i) {
       ctx.buffers[i].desc = &buffers[i];
-      auto *memory = static_cast<char *>(std::aligned_alloc(64, 64));
-      std::fill(memory, memory + 64, 0);
-      ctx.buffers[i].memory.reset(memory);
+      ctx.buffers[i].memory = memory[i];
     }
     ctx.stepIndex = 6; // step 7
   }
   float *gradient() {
-    return reinterpret_cast<float *>(ctx.buffers[1].memory.get());
+    return reinterpret_cast<float *>(ctx.buffers[1].memory);
   }
 };
 

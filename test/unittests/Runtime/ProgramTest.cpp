@@ -10,13 +10,17 @@ using namespace pipecc::rt;
 namespace {
 
 // The compiler emits these structs as LLVM constants: pin their layout.
-static_assert(sizeof(pipecc_rt_buffer_desc) == 56);
+static_assert(sizeof(pipecc_rt_buffer_desc) == 72);
 static_assert(offsetof(pipecc_rt_buffer_desc, shape) == 24);
 static_assert(offsetof(pipecc_rt_buffer_desc, num_classes) == 48);
-static_assert(sizeof(pipecc_rt_rank_program) == 64);
+static_assert(offsetof(pipecc_rt_buffer_desc, slots) == 56);
+static_assert(offsetof(pipecc_rt_buffer_desc, offset) == 64);
+static_assert(sizeof(pipecc_rt_rank_program) == 80);
 static_assert(offsetof(pipecc_rt_rank_program, microbatch_size) == 16);
 static_assert(offsetof(pipecc_rt_rank_program, num_buffers) == 40);
 static_assert(offsetof(pipecc_rt_rank_program, step) == 56);
+static_assert(offsetof(pipecc_rt_rank_program, arena_bytes) == 64);
+static_assert(offsetof(pipecc_rt_rank_program, target) == 72);
 
 void noStep(pipecc_rt_context *) {}
 
@@ -24,15 +28,17 @@ const int64_t kShape[] = {2, 3};
 
 struct ProgramFixture : ::testing::Test {
   std::vector<pipecc_rt_buffer_desc> buffers = {
-      {"w", PIPECC_RT_ROLE_PARAMETER, PIPECC_RT_F32, 0, 2, kShape, 24, -1, 0},
-      {"gw", PIPECC_RT_ROLE_GRADIENT, PIPECC_RT_F32, 0, 2, kShape, 24, 0, 0},
+      {"w", PIPECC_RT_ROLE_PARAMETER, PIPECC_RT_F32, 0, 2, kShape, 24, -1, 0,
+       0, -1},
+      {"gw", PIPECC_RT_ROLE_GRADIENT, PIPECC_RT_F32, 0, 2, kShape, 24, 0, 0, 0,
+       -1},
       {"x", PIPECC_RT_ROLE_DATA_INPUT, PIPECC_RT_I64, 1, 2, kShape, 48, -1,
-       5},
+       5, 0, -1},
       {nullptr, PIPECC_RT_ROLE_SCRATCH, PIPECC_RT_F32, 0, 0, nullptr, 100, -1,
-       0},
+       0, 0, -1},
   };
   pipecc_rt_rank_program program{PIPECC_RT_ABI_VERSION, 1, 2, 4, 0, 0.1f,
-                                 0.0f, 0, 4, nullptr, noStep};
+                                 0.0f, 0, 4, nullptr, noStep, 0, "cpu"};
   void validate() {
     program.buffers = buffers.data();
     program.num_buffers = static_cast<int64_t>(buffers.size());
@@ -47,10 +53,10 @@ TEST_F(ProgramFixture, RejectsMismatchedJob) {
   EXPECT_RUNTIME_ERROR(validate(), "ABI version 99");
   program.abi_version = PIPECC_RT_ABI_VERSION;
   program.rank = 0;
-  EXPECT_RUNTIME_ERROR(validate(), "rank 0's program but MPI gave it rank 1");
+  EXPECT_RUNTIME_ERROR(validate(), "rank 0's program but the job gave it rank 1");
   program.rank = 1;
   program.num_ranks = 3;
-  EXPECT_RUNTIME_ERROR(validate(), "3-rank pipeline but MPI started 2");
+  EXPECT_RUNTIME_ERROR(validate(), "3-rank pipeline but the job has 2");
   program.num_ranks = 2;
   program.microbatches = 0;
   EXPECT_RUNTIME_ERROR(validate(), "0 micro-batches");

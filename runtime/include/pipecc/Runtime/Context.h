@@ -6,6 +6,8 @@
 #ifndef PIPECC_RUNTIME_CONTEXT_H
 #define PIPECC_RUNTIME_CONTEXT_H
 
+#include "pipecc/Runtime/Arena.h"
+#include "pipecc/Runtime/Device.h"
 #include "pipecc/Runtime/NpyReader.h"
 #include "pipecc/Runtime/Options.h"
 #include "pipecc/Runtime/Runtime.h"
@@ -19,14 +21,14 @@
 
 namespace pipecc::rt {
 
-struct AlignedFree {
-  void operator()(char *p) const;
-};
-
+/// A buffer's place in the arena. `memory` is a device pointer: the core
+/// dereferences it only when the device isHost(), else it copies through
+/// the Device (pipecc_rt_context::hostView / writeToDevice).
 struct BufferStorage {
   const pipecc_rt_buffer_desc *desc = nullptr;
-  std::unique_ptr<char, AlignedFree> memory;
-  int64_t copies = 1;
+  char *memory = nullptr; ///< copy 0
+  int64_t copies = 1;     ///< micro-batch mb uses copy mb % copies
+  int64_t stride = 0;     ///< bytes between copies
 };
 
 /// The data of one data input: the whole file (or synthetic batch) and how
@@ -46,8 +48,17 @@ struct Timer {
 } // namespace pipecc::rt
 
 struct pipecc_rt_context {
+  pipecc_rt_context() = default;
+  pipecc_rt_context(const pipecc_rt_context &) = delete;
+  pipecc_rt_context &operator=(const pipecc_rt_context &) = delete;
+  ~pipecc_rt_context();
+
   const pipecc_rt_rank_program *program = nullptr;
   pipecc::rt::Transport *transport = nullptr;
+  pipecc::rt::Device *device = nullptr;
+  /// The rank's one allocation holding every buffer (on `device`).
+  void *arena = nullptr;
+  pipecc::rt::ArenaLayout layout;
   pipecc::rt::Options options;
   float learningRate = 0.1f;
   float gradientScale = 1.0f;
@@ -64,6 +75,20 @@ struct pipecc_rt_context {
   std::string bufferLabel(int64_t id) const;
   /// Checks the id and returns the buffer's storage.
   pipecc::rt::BufferStorage &buffer(int64_t id);
+  /// Copy `microbatch % copies` of a buffer (device pointer); checks that
+  /// microbatch lies in [0, microbatches) for a buffer with copies.
+  char *microbatchCopy(int64_t id, int64_t microbatch);
+
+  /// The `bytes` bytes at device pointer `data` readable on the host:
+  /// `data` itself on a host device, else a copy in `staging`.
+  const char *hostView(const void *data, int64_t bytes,
+                       std::vector<char> &staging) const;
+  /// Host-writable memory standing for device bytes [data, data + bytes):
+  /// `data` itself on a host device, else `staging` (call writeBack after).
+  char *hostWritable(void *data, int64_t bytes, std::vector<char> &staging,
+                     bool keepContents) const;
+  /// Completes hostWritable: copies `staging` to the device when used.
+  void writeBack(void *data, const char *host, int64_t bytes) const;
 };
 
 namespace pipecc::rt {
@@ -75,10 +100,38 @@ int64_t findNonFinite(const float *data, int64_t count);
 /// dst[i] += src[i]; then the index of the first non-finite dst[i], or -1.
 int64_t addAndFindNonFinite(float *dst, const float *src, int64_t count);
 
-/// Checks the program against the MPI job and its own consistency (buffer
-/// roles, shapes, sizes, gradient/parameter links).
-void validateProgram(const pipecc_rt_rank_program *program, int mpiRank,
-                     int mpiSize);
+/// Checks the program against the job (rank, size, target) and its own
+/// consistency (buffer roles, shapes, sizes, gradient/parameter links,
+/// arena placement). `target` is the runtime's ("cpu", "cuda").
+void validateProgram(const pipecc_rt_rank_program *program, int rank,
+                     int size, const char *target = "cpu");
+
+/// Lays out (layOutArena), allocates on ctx.device and zero-fills the
+/// rank's arena, and points ctx.buffers into it. Needs ctx.program and
+/// ctx.device.
+void allocateArena(pipecc_rt_context &ctx);
+
+/// What a target library gives the core's driver (pipecc_rt_main of the
+/// target calls runRank with it).
+struct RankSetup {
+  /// "cpu", "cuda": the target programs must be compiled for.
+  const char *target = "cpu";
+  /// The transport of `kind`; argc/argv as given to main (MPI may use them).
+  std::unique_ptr<Transport> (*createTransport)(TransportKind kind,
+                                                int *argc,
+                                                char ***argv) = nullptr;
+  /// The device of this rank once the transport is up (may pick a GPU by
+  /// the transport's local rank).
+  std::unique_ptr<Device> (*createDevice)(const Transport &transport) =
+      nullptr;
+  /// Called once the transport knows the ranks per node (BLAS threads).
+  void (*configureThreads)(const Transport &transport) = nullptr;
+};
+
+/// The whole life of a rank: options, transport, validation, arena,
+/// weights, data, steps, outputs. Throws RuntimeError on failure.
+int runRank(int argc, char **argv, const pipecc_rt_rank_program *program,
+            const RankSetup &setup);
 
 } // namespace pipecc::rt
 

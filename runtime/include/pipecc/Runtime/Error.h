@@ -2,9 +2,11 @@
 //
 // Inside the runtime, failures are C++ exceptions (RuntimeError) so that the
 // pieces stay unit-testable; every C API entry point converts them into one
-// error line on stderr plus MPI_Abort(…, 1) through fatalError(). A rank that
-// fails must take the whole job down: a peer blocked in MPI_Recv would
-// otherwise hang forever.
+// error line on stderr plus the end of the job through fatalError(). A rank
+// that fails must take the whole job down: a peer blocked in a receive would
+// otherwise hang forever. The transport says how (MPI_Abort under MPI; the
+// socket transport's peers see the connection close, and out/launch stops
+// the others).
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIPECC_RUNTIME_ERROR_H
@@ -36,9 +38,17 @@ template <typename... Parts>
   throw RuntimeError(message);
 }
 
-/// Prints "pipecc-runtime: error: rank R: message" to stderr and ends the
-/// whole MPI job with exit code 1 (plain exit(1) when MPI is not running).
+/// Prints "pipecc-runtime: error: rank R: message" to stderr ("rank R: "
+/// only once a transport has set the rank), calls the abort handler, then
+/// exits with code 1.
 [[noreturn]] void fatalError(const std::string &message);
+
+/// The rank named in error lines; -1 (the default) names none.
+void setErrorRank(int rank);
+/// Called by fatalError after printing, to end the whole job (MPI_Abort);
+/// nullptr (the default) just exits this process.
+using AbortHandler = void (*)(int exitCode);
+void setAbortHandler(AbortHandler handler);
 
 /// Runs `body`; any exception becomes fatalError(). Used at the C boundary.
 template <typename Body> auto guardCall(Body &&body) -> decltype(body()) {

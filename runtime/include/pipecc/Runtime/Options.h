@@ -21,6 +21,10 @@ struct Options {
   std::string outputsDir;
   bool quiet = false;
   bool timers = false;
+  /// Print the arena size beside the measured peak memory at exit.
+  bool memory = false;
+  /// "mpi", "socket" or empty (see chooseTransport in Transport.h).
+  std::string transport;
   bool help = false;
 };
 
@@ -29,6 +33,10 @@ struct Options {
 Options parseOptions(int argc, char **argv);
 
 std::string usageText(const char *programName);
+
+/// The value of the last --transport option in argv ("" if none), read
+/// before the transport (and so parseOptions) can run.
+std::string findTransportOption(int argc, char **argv);
 
 /// `pattern` with every "{rank}" replaced by `rank`.
 std::string substituteRank(const std::string &pattern, int rank);

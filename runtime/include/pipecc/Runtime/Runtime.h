@@ -1,17 +1,20 @@
-/*===- Runtime.h - C API of the pipecc CPU runtime -----------------*- C -*-===*
+/*===- Runtime.h - C API of the pipecc runtime ---------------------*- C -*-===*
  *
  * Every rank executable out/rank<k> is the compiler's generated code linked
- * with libpipecc_runtime.a. The generated code provides one constant
+ * with the runtime (pipecc_runtime_core + a target library, see
+ * runtime/README.md). The generated code provides one constant
  * pipecc_rt_rank_program describing the rank (its buffers and its step
  * function) and a C main that calls pipecc_rt_main; the runtime does the
- * rest: MPI start-up, allocating buffers, loading weights and data, the
+ * rest: connecting the ranks, allocating buffers, loading weights and data, the
  * training loop, the optimizer, logging, dumping gradients and saving
  * weights.
  *
  * Errors: every function here either succeeds or prints one line
  *   pipecc-runtime: error: rank <r>: <what went wrong>
- * to stderr and ends the whole MPI job with exit code 1 (MPI_Abort), so that
- * no other rank is left waiting for a message that never comes.
+ * to stderr and ends the whole job with exit code 1 (MPI_Abort under MPI;
+ * under the socket transport the peers see the rank's connections close and
+ * out/launch stops them), so that no other rank is left waiting for a
+ * message that never comes.
  *
  * Threads: call the runtime from the thread that called pipecc_rt_main
  * (MPI is initialized with MPI_THREAD_FUNNELED).
@@ -28,10 +31,9 @@ extern "C" {
 
 /* Bumped whenever pipecc_rt_rank_program or pipecc_rt_buffer_desc change
  * layout, or a function the generated code calls changes its signature
- * (2: micro-batch argument of pipecc_rt_report_loss; 3: slots and offset
- * of a buffer, arena_bytes and target of a program, losses read through
- * pipecc_rt_report_loss_at); pipecc_rt_main refuses a program built for
- * another version. */
+ * (2: micro-batch argument of pipecc_rt_report_loss; 3: slots and offset of
+ * a buffer, arena_bytes and target of a program); pipecc_rt_main refuses a
+ * program built for another version. */
 #define PIPECC_RT_ABI_VERSION 3
 
 /*===----------------------------------------------------------------------===*
@@ -68,8 +70,9 @@ typedef enum pipecc_rt_dtype {
 } pipecc_rt_dtype;
 
 /* One buffer of a rank. A buffer's id is its index in
- * pipecc_rt_rank_program.buffers. The runtime allocates every buffer
- * 64-byte aligned and zero-filled before the first step.
+ * pipecc_rt_rank_program.buffers. Every buffer lies in the rank's one arena
+ * (see pipecc_rt_rank_program.arena_bytes), 64-byte aligned; the arena is
+ * zero-filled before the first step.
  *
  * Layout (x86-64, natural alignment; the compiler emits it as an LLVM
  * struct {ptr, i32, i32, i32, i32, ptr, i64, i64, i64, i64, i64}, 72
@@ -100,11 +103,14 @@ typedef struct pipecc_rt_buffer_desc {
    * data draws values in [0, num_classes). 0 = not class ids (synthetic
    * integers are then 0). Ignored otherwise. */
   int64_t num_classes;
-  /* Per-micro-batch buffers: how many copies to allocate; micro-batch mb
-   * uses copy mb % slots. 0 means `microbatches` copies. */
+  /* Per-micro-batch buffers: copies allocated; micro-batch mb uses copy
+   * mb % slots (a schedule with at most `slots` micro-batches in flight
+   * needs no more). 0 means `microbatches` copies. Other buffers: 0 or 1. */
   int64_t slots;
-  /* Byte offset of copy 0 in the rank's arena (64-byte aligned), or -1:
-   * the runtime places the buffer. */
+  /* Byte offset of copy 0 in the rank's arena, a multiple of 64; copy c lies
+   * at offset + c * (bytes rounded up to a multiple of 64). Buffers whose
+   * lifetimes do not overlap may share bytes. -1: the runtime places the
+   * buffer (after every placed one; needs arena_bytes == 0). */
   int64_t offset;
 } pipecc_rt_buffer_desc;
 
@@ -132,8 +138,8 @@ typedef struct pipecc_rt_context pipecc_rt_context;
  * ptr, ptr, i64, ptr}, 80 bytes. */
 typedef struct pipecc_rt_rank_program {
   uint32_t abi_version;   /* PIPECC_RT_ABI_VERSION */
-  int32_t rank;           /* must equal the MPI rank the process gets */
-  int32_t num_ranks;      /* must equal the MPI world size */
+  int32_t rank;           /* must equal the rank the launcher gives */
+  int32_t num_ranks;      /* must equal the number of ranks started */
   int32_t microbatches;   /* M >= 1: micro-batches per training step */
   /* Samples per micro-batch, for the samples/s figure. 0: taken from the
    * first dimension of a data input (the largest over all ranks). */
@@ -154,10 +160,12 @@ typedef struct pipecc_rt_rank_program {
    * forward, send/receive, backward, accumulate gradients, and report the
    * loss on the rank that computes it. */
   void (*step)(pipecc_rt_context *ctx);
-  /* Size of the one allocation (the arena) holding every buffer of the
-   * rank; 0 means the runtime sizes it. */
+  /* Size in bytes of the rank's one allocation holding every buffer (the
+   * compiler's static memory plan; every buffer then has an offset). 0: the
+   * runtime lays the buffers out itself and sizes the arena. */
   int64_t arena_bytes;
-  /* The target the program was compiled for: "cpu" or "cuda". */
+  /* The target the program was compiled for: "cpu" or "cuda" (NULL means
+   * "cpu"); a runtime built for another target refuses it. */
   const char *target;
 } pipecc_rt_rank_program;
 
@@ -196,6 +204,15 @@ typedef struct pipecc_rt_rank_program {
  *                      outputs through Files.h's writeFileAtomically; a
  *                      non-finite parameter is an error, nothing saved)
  *   --timers           at exit, rank 0 prints every rank's timer totals
+ *   --memory           at exit, rank 0 prints per rank the arena size and
+ *                      the measured peak (host: peak resident set):
+ *                      "memory rank <r>: arena <n> bytes (<planned|runtime
+ *                      layout>) peak <m> bytes (<device>)"
+ *   --transport mpi|socket
+ *                      how the ranks talk (default: PIPECC_TRANSPORT, else
+ *                      socket when out/launch started the ranks itself or
+ *                      no launcher is seen, mpi under mpirun/srun); the
+ *                      socket transport never calls MPI
  *   --quiet            no per-step lines
  *   --help
  * Each step: zero gradients, program->step(ctx), reduce the reported losses
@@ -205,8 +222,9 @@ typedef struct pipecc_rt_rank_program {
  * rank 0 prints
  *   step <n> loss <mean of reported losses, %.6f> samples/s <%.1f>
  * Parameters that several ranks hold under one name (replicas) are written
- * once, from the lowest rank. Initializes MPI unless the caller already did
- * (then leaves it running). Returns 0; failures abort with exit code 1.
+ * once, from the lowest rank. Under the mpi transport, initializes MPI unless
+ * the caller already did (then leaves it running). Returns 0; failures end
+ * the job with exit code 1.
  * Unless OPENBLAS_NUM_THREADS or OMP_NUM_THREADS is set, BLAS gets
  * (hardware threads / ranks on this node) threads. */
 int pipecc_rt_main(int argc, char **argv,
@@ -358,7 +376,7 @@ double pipecc_rt_synthetic_value(const char *name, int32_t dtype,
  * Kernels (no context needed)
  *===----------------------------------------------------------------------===*/
 
-/* C = alpha * op(A) * op(B) + beta * C, row-major, op(X) = X or X^T when
+/* In pipecc_runtime_cpu (BLAS): C = alpha * op(A) * op(B) + beta * C, row-major, op(X) = X or X^T when
  * trans_x != 0; op(A) is M x K, op(B) is K x N, C is M x N; lda/ldb/ldc are
  * row strides in elements. Forwards to cblas_sgemm. */
 void pipecc_rt_sgemm(int32_t trans_a, int32_t trans_b, int64_t m, int64_t n,

@@ -1,15 +1,90 @@
-//===- Transport.cpp ------------------------------------------------------===//
-#include "pipecc/Runtime/Transport.h"
+//===- Mpi.cpp - The MPI transport ----------------------------------------===//
+//
+// Two communicators duplicated from MPI_COMM_WORLD carry the Program and
+// Control channels; each allreduce group gets a communicator of its own.
+// Only this file (and the pipecc_runtime_mpi library) sees mpi.h.
+//
+//===----------------------------------------------------------------------===//
 #include "pipecc/Runtime/Error.h"
+#include "pipecc/Runtime/Transport.h"
 
 #include <algorithm>
 #include <climits>
 #include <exception>
+#include <map>
+#include <mpi.h>
 #include <string>
 
 namespace pipecc::rt {
 
 namespace {
+/// Throws RuntimeError("<what>: <MPI error string>") when code != MPI_SUCCESS.
+void checkMpi(int code, const char *what);
+
+class MpiTransport final : public Transport {
+public:
+  MpiTransport(int *argc, char ***argv);
+  ~MpiTransport() override;
+
+  const char *name() const override { return "mpi"; }
+  void send(const void *data, int64_t bytes, int peer, int tag,
+            Channel channel) override;
+  void recv(void *data, int64_t bytes, int peer, int tag,
+            Channel channel) override;
+  void sendRecv(const void *sendData, int64_t sendBytes, int dest,
+                int sendTag, void *recvData, int64_t recvBytes, int source,
+                int recvTag) override;
+  int64_t startSend(const void *data, int64_t bytes, int peer,
+                    int tag) override;
+  int64_t startRecv(void *data, int64_t bytes, int peer, int tag) override;
+  void wait(int64_t handle) override;
+  void waitAll() override;
+  size_t pendingTransfers() const override { return pending_.size(); }
+  void allreduceSumF32(float *data, int64_t count,
+                       const std::vector<int> &group) override;
+  void reduceSumF64(double *data, int64_t count, int root) override;
+  int64_t allreduceMaxI64(int64_t value) override;
+  void allreduceSumF64(double *data, int64_t count) override;
+  void broadcast(void *data, int64_t bytes, int root,
+                 Channel channel) override;
+  void barrier(Channel channel) override;
+  void finalize() override;
+
+private:
+  MPI_Comm comm(Channel channel) const;
+  void checkPeer(int peer, int tag, const char *operation) const {
+    checkPeerAndTag(peer, tag, operation, maxTag_);
+  }
+  int64_t startTransfer(void *data, int64_t bytes, int peer, int tag,
+                        bool isReceive);
+  MPI_Comm groupComm(const std::vector<int> &members);
+
+  int maxTag_ = 32767;
+  bool ownsMpi_ = false, finalized_ = false;
+  MPI_Comm programComm_ = MPI_COMM_NULL;
+  MPI_Comm controlComm_ = MPI_COMM_NULL;
+  std::map<std::vector<int>, MPI_Comm> groupComms_;
+
+  struct PendingTransfer {
+    bool isReceive = false;
+    int peer = 0, tag = 0;
+    std::vector<MPI_Request> requests; // one per chunk
+    std::vector<int> chunkBytes;
+  };
+  std::map<int64_t, PendingTransfer> pending_;
+  int64_t nextHandle_ = 1;
+};
+
+/// A fatal error under MPI ends the whole job: MPI_Abort tears down every
+/// rank, so no peer is left blocked in a receive.
+void abortMpiJob(int exitCode) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized)
+    MPI_Abort(MPI_COMM_WORLD, exitCode);
+}
+
 // MPI counts are ints: larger messages go as consecutive chunks, which MPI's
 // non-overtaking rule keeps in order for one (source, tag, communicator).
 constexpr int64_t kMaxChunkBytes = int64_t(1) << 30;
@@ -17,7 +92,6 @@ constexpr int64_t kMaxChunkBytes = int64_t(1) << 30;
 int chunkBytes(int64_t remaining) {
   return static_cast<int>(std::min(remaining, kMaxChunkBytes));
 }
-} // namespace
 
 void checkMpi(int code, const char *what) {
   if (code == MPI_SUCCESS)
@@ -27,8 +101,10 @@ void checkMpi(int code, const char *what) {
   MPI_Error_string(code, text, &length);
   fail(what, ": ", std::string(text, length));
 }
+} // namespace
 
-Transport::Transport(int *argc, char ***argv) {
+MpiTransport::MpiTransport(int *argc, char ***argv) {
+  setAbortHandler(abortMpiJob);
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
@@ -43,6 +119,7 @@ Transport::Transport(int *argc, char ***argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  setErrorRank(rank_);
   checkMpi(MPI_Comm_dup(MPI_COMM_WORLD, &programComm_), "MPI_Comm_dup");
   checkMpi(MPI_Comm_dup(MPI_COMM_WORLD, &controlComm_), "MPI_Comm_dup");
 
@@ -60,7 +137,7 @@ Transport::Transport(int *argc, char ***argv) {
   MPI_Comm_free(&node);
 }
 
-Transport::~Transport() {
+MpiTransport::~MpiTransport() {
   // Unwinding from an error: MPI_Finalize is collective and would wait for
   // ranks that are still running; the error handler aborts the job instead.
   if (std::uncaught_exceptions() > 0)
@@ -68,7 +145,7 @@ Transport::~Transport() {
   finalize();
 }
 
-void Transport::finalize() {
+void MpiTransport::finalize() {
   if (finalized_)
     return;
   finalized_ = true;
@@ -84,23 +161,11 @@ void Transport::finalize() {
     MPI_Finalize();
 }
 
-MPI_Comm Transport::comm(Channel channel) const {
+MPI_Comm MpiTransport::comm(Channel channel) const {
   return channel == Channel::Program ? programComm_ : controlComm_;
 }
 
-void Transport::checkPeer(int peer, int tag, const char *operation) const {
-  if (peer < 0 || peer >= size_)
-    fail(operation, " tag ", tag, ": peer rank ", peer,
-         " out of range [0, ", size_, ")");
-  if (peer == rank_)
-    fail(operation, " tag ", tag, ": peer is this rank (", peer,
-         "); a blocking self-message would deadlock");
-  if (tag < 0 || tag > maxTag_)
-    fail(operation, " to/from rank ", peer, ": tag ", tag,
-         " out of range [0, ", maxTag_, "]");
-}
-
-void Transport::send(const void *data, int64_t bytes, int peer, int tag,
+void MpiTransport::send(const void *data, int64_t bytes, int peer, int tag,
                      Channel channel) {
   checkPeer(peer, tag, "send");
   if (bytes < 0)
@@ -119,7 +184,7 @@ void Transport::send(const void *data, int64_t bytes, int peer, int tag,
   } while (remaining > 0);
 }
 
-void Transport::recv(void *data, int64_t bytes, int peer, int tag,
+void MpiTransport::recv(void *data, int64_t bytes, int peer, int tag,
                      Channel channel) {
   checkPeer(peer, tag, "recv");
   if (bytes < 0)
@@ -148,17 +213,17 @@ void Transport::recv(void *data, int64_t bytes, int peer, int tag,
   } while (remaining > 0);
 }
 
-int64_t Transport::startSend(const void *data, int64_t bytes, int peer,
+int64_t MpiTransport::startSend(const void *data, int64_t bytes, int peer,
                              int tag) {
   return startTransfer(const_cast<void *>(data), bytes, peer, tag,
                        /*isReceive=*/false);
 }
 
-int64_t Transport::startRecv(void *data, int64_t bytes, int peer, int tag) {
+int64_t MpiTransport::startRecv(void *data, int64_t bytes, int peer, int tag) {
   return startTransfer(data, bytes, peer, tag, /*isReceive=*/true);
 }
 
-int64_t Transport::startTransfer(void *data, int64_t bytes, int peer, int tag,
+int64_t MpiTransport::startTransfer(void *data, int64_t bytes, int peer, int tag,
                                  bool isReceive) {
   const char *what = isReceive ? "irecv" : "isend";
   std::string where = std::string(what) + (isReceive ? " from" : " to") +
@@ -191,7 +256,7 @@ int64_t Transport::startTransfer(void *data, int64_t bytes, int peer, int tag,
   return nextHandle_++;
 }
 
-void Transport::wait(int64_t handle) {
+void MpiTransport::wait(int64_t handle) {
   auto found = pending_.find(handle);
   if (found == pending_.end())
     fail("wait on unknown or already completed transfer handle ", handle);
@@ -218,12 +283,12 @@ void Transport::wait(int64_t handle) {
   }
 }
 
-void Transport::waitAll() {
+void MpiTransport::waitAll() {
   while (!pending_.empty())
     wait(pending_.begin()->first);
 }
 
-void Transport::sendRecv(const void *sendData, int64_t sendBytes, int dest,
+void MpiTransport::sendRecv(const void *sendData, int64_t sendBytes, int dest,
                          int sendTag, void *recvData, int64_t recvBytes,
                          int source, int recvTag) {
   checkPeer(dest, sendTag, "sendrecv (send)");
@@ -248,21 +313,10 @@ void Transport::sendRecv(const void *sendData, int64_t sendBytes, int dest,
          count);
 }
 
-MPI_Comm Transport::groupComm(const std::vector<int> &group) {
-  std::vector<int> members = group;
-  std::sort(members.begin(), members.end());
+MPI_Comm MpiTransport::groupComm(const std::vector<int> &members) {
   auto cached = groupComms_.find(members);
   if (cached != groupComms_.end())
     return cached->second;
-  for (size_t i = 0; i < members.size(); ++i) {
-    if (members[i] < 0 || members[i] >= size_)
-      fail("allreduce group holds rank ", members[i], " outside [0, ",
-           size_, ")");
-    if (i && members[i] == members[i - 1])
-      fail("allreduce group lists rank ", members[i], " twice");
-  }
-  if (!std::binary_search(members.begin(), members.end(), rank_))
-    fail("allreduce called by rank ", rank_, " on a group it is not in");
   MPI_Group world, subgroup;
   MPI_Comm_group(programComm_, &world);
   MPI_Group_incl(world, static_cast<int>(members.size()), members.data(),
@@ -278,14 +332,11 @@ MPI_Comm Transport::groupComm(const std::vector<int> &group) {
   return result;
 }
 
-void Transport::allreduceSumF32(float *data, int64_t count,
+void MpiTransport::allreduceSumF32(float *data, int64_t count,
                                 const std::vector<int> &group) {
   if (count < 0)
     fail("allreduce: negative element count ", count);
-  std::vector<int> members = group;
-  if (members.empty())
-    for (int rank = 0; rank < size_; ++rank)
-      members.push_back(rank);
+  std::vector<int> members = groupMembers(group);
   // A communicator of its own (also for the whole world), so its messages
   // cannot meet the generated code's tags.
   MPI_Comm communicator = groupComm(members);
@@ -324,7 +375,7 @@ void Transport::allreduceSumF32(float *data, int64_t count,
   }
 }
 
-void Transport::reduceSumF64(double *data, int64_t count, int root) {
+void MpiTransport::reduceSumF64(double *data, int64_t count, int root) {
   std::vector<double> result(static_cast<size_t>(count));
   checkMpi(MPI_Reduce(data, result.data(), static_cast<int>(count),
                       MPI_DOUBLE, MPI_SUM, root, controlComm_),
@@ -333,13 +384,13 @@ void Transport::reduceSumF64(double *data, int64_t count, int root) {
     std::copy(result.begin(), result.end(), data);
 }
 
-void Transport::allreduceSumF64(double *data, int64_t count) {
+void MpiTransport::allreduceSumF64(double *data, int64_t count) {
   checkMpi(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(count),
                          MPI_DOUBLE, MPI_SUM, controlComm_),
            "allreduce sum");
 }
 
-int64_t Transport::allreduceMaxI64(int64_t value) {
+int64_t MpiTransport::allreduceMaxI64(int64_t value) {
   int64_t result = 0;
   checkMpi(MPI_Allreduce(&value, &result, 1, MPI_INT64_T, MPI_MAX,
                          controlComm_),
@@ -347,7 +398,7 @@ int64_t Transport::allreduceMaxI64(int64_t value) {
   return result;
 }
 
-void Transport::broadcast(void *data, int64_t bytes, int root,
+void MpiTransport::broadcast(void *data, int64_t bytes, int root,
                           Channel channel) {
   if (root < 0 || root >= size_)
     fail("broadcast: root rank ", root, " out of range [0, ", size_, ")");
@@ -363,8 +414,12 @@ void Transport::broadcast(void *data, int64_t bytes, int root,
   }
 }
 
-void Transport::barrier(Channel channel) {
+void MpiTransport::barrier(Channel channel) {
   checkMpi(MPI_Barrier(comm(channel)), "barrier");
+}
+
+std::unique_ptr<Transport> createMpiTransport(int *argc, char ***argv) {
+  return std::make_unique<MpiTransport>(argc, argv);
 }
 
 } // namespace pipecc::rt

@@ -1,0 +1,65 @@
+//===- Device.h - Where a rank's buffers live -------------------*- C++ -*-===//
+//
+// The core runtime reaches buffer memory only through a Device: it
+// allocates the rank's one arena with it and copies data, weights,
+// gradients and checkpoints in and out through it. HostDevice (plain host
+// memory, lib/Device/Host.cpp) is the CPU target's; the CUDA runtime adds
+// CudaDevice. When !isHost() the core stages through host memory with the
+// copy functions; on the host device it reads and writes buffers in place.
+//
+// Streams and events are opaque handles (cudaStream_t / cudaEvent_t on
+// CUDA); the host device's are null and its operations synchronous.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPECC_RUNTIME_DEVICE_H
+#define PIPECC_RUNTIME_DEVICE_H
+
+#include <cstdint>
+#include <memory>
+
+namespace pipecc::rt {
+
+class Device {
+public:
+  using Stream = void *;
+  using Event = void *;
+
+  virtual ~Device();
+  /// "host", "cuda:0", ...: for messages.
+  virtual const char *name() const = 0;
+  /// Whether device pointers are host pointers the runtime may dereference.
+  virtual bool isHost() const = 0;
+
+  /// `bytes` bytes, 256-byte aligned (a 64-byte aligned offset into it
+  /// stays 64-byte aligned); contents undefined. Throws when out of memory.
+  virtual void *allocate(int64_t bytes) = 0;
+  virtual void deallocate(void *memory) = 0;
+
+  /// Synchronous copies: complete when the call returns.
+  virtual void copyToDevice(void *device, const void *host, int64_t bytes) = 0;
+  virtual void copyToHost(void *host, const void *device, int64_t bytes) = 0;
+  virtual void copyOnDevice(void *dst, const void *src, int64_t bytes) = 0;
+  virtual void fill(void *device, int value, int64_t bytes) = 0;
+
+  virtual Stream createStream() = 0;
+  virtual void destroyStream(Stream stream) = 0;
+  /// Waits until all work queued on `stream` is done.
+  virtual void synchronize(Stream stream) = 0;
+  virtual Event createEvent() = 0;
+  virtual void destroyEvent(Event event) = 0;
+  /// Marks the point reached by `stream`'s queued work.
+  virtual void recordEvent(Event event, Stream stream) = 0;
+  /// Makes later work on `stream` wait for `event`.
+  virtual void waitEvent(Stream stream, Event event) = 0;
+
+  /// The most memory this rank has held on the device so far, in bytes
+  /// (host: the process's peak resident set, getrusage's ru_maxrss).
+  virtual int64_t peakMemoryBytes() const = 0;
+};
+
+/// Plain host memory (aligned_alloc, memcpy, memset).
+std::unique_ptr<Device> createHostDevice();
+
+} // namespace pipecc::rt
+
+#endif // PIPECC_RUNTIME_DEVICE_H

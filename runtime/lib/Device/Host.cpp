@@ -1,0 +1,77 @@
+//===- Host.cpp - The host device: buffers in plain host memory -----------===//
+#include "pipecc/Runtime/Device.h"
+#include "pipecc/Runtime/Error.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <sys/resource.h>
+
+namespace pipecc::rt {
+
+Device::~Device() = default;
+
+namespace {
+class HostDevice final : public Device {
+public:
+  const char *name() const override { return "host"; }
+  bool isHost() const override { return true; }
+
+  void *allocate(int64_t bytes) override {
+    constexpr int64_t kAlignment = 256;
+    if (bytes < 0)
+      fail("host device: allocation of ", bytes, " bytes");
+    size_t rounded = static_cast<size_t>(
+        std::max<int64_t>(kAlignment, (bytes + kAlignment - 1) / kAlignment *
+                                          kAlignment));
+    void *memory = std::aligned_alloc(kAlignment, rounded);
+    if (!memory)
+      fail("out of host memory allocating ", bytes, " bytes");
+    return memory;
+  }
+  void deallocate(void *memory) override { std::free(memory); }
+
+  void copyToDevice(void *device, const void *host, int64_t bytes) override {
+    copy(device, host, bytes);
+  }
+  void copyToHost(void *host, const void *device, int64_t bytes) override {
+    copy(host, device, bytes);
+  }
+  void copyOnDevice(void *dst, const void *src, int64_t bytes) override {
+    copy(dst, src, bytes);
+  }
+  void fill(void *device, int value, int64_t bytes) override {
+    if (bytes > 0)
+      std::memset(device, value, static_cast<size_t>(bytes));
+  }
+
+  Stream createStream() override { return nullptr; }
+  void destroyStream(Stream) override {}
+  void synchronize(Stream) override {}
+  Event createEvent() override { return nullptr; }
+  void destroyEvent(Event) override {}
+  void recordEvent(Event, Stream) override {}
+  void waitEvent(Stream, Event) override {}
+
+  int64_t peakMemoryBytes() const override {
+    struct rusage usage;
+    if (getrusage(RUSAGE_SELF, &usage) != 0)
+      return 0;
+    return static_cast<int64_t>(usage.ru_maxrss) * 1024; // Linux: KiB
+  }
+
+private:
+  static void copy(void *dst, const void *src, int64_t bytes) {
+    // memmove: overlapping is harmless on the host, and src == dst happens
+    // when the core stages a buffer that already is host memory.
+    if (bytes > 0 && dst != src)
+      std::memmove(dst, src, static_cast<size_t>(bytes));
+  }
+};
+} // namespace
+
+std::unique_ptr<Device> createHostDevice() {
+  return std::make_unique<HostDevice>();
+}
+
+} // namespace pipecc::rt
