@@ -1,0 +1,45 @@
+//===- CudaSupport.h - Error checks and shared state of the CUDA runtime -===//
+//
+// Internal to runtime/lib/CUDA. Every CUDA, driver, cuBLASLt and NCCL status
+// goes through one of the check functions, which throw RuntimeError naming
+// the call and the library's own error string; the C entry points turn that
+// into the runtime's one-line error (guardCall).
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPECC_RUNTIME_CUDA_CUDASUPPORT_H
+#define PIPECC_RUNTIME_CUDA_CUDASUPPORT_H
+
+#include "pipecc/Runtime/Error.h"
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace pipecc::rt::cuda {
+
+/// Throws "<what>: <CUDA error name>: <description>" unless `status` is
+/// cudaSuccess.
+void checkCuda(cudaError_t status, const char *what);
+/// The same for the driver API.
+void checkDriver(CUresult status, const char *what);
+
+/// The rank's compute stream (pipecc_rt_cuda_compute_stream).
+cudaStream_t computeStream();
+
+/// Stream-ordered device memory on the compute stream, counted in the
+/// workspace high-water mark (see peakWorkspaceBytes).
+void *allocateWorkspace(int64_t bytes);
+void freeWorkspace(void *ptr);
+/// Bytes of workspace currently allocated and the most ever allocated at
+/// once.
+int64_t currentWorkspaceBytes();
+int64_t peakWorkspaceBytes();
+
+/// Throws unless `dtype` is PIPECC_RT_CUDA_F32 or PIPECC_RT_CUDA_BF16;
+/// `what` names the function and argument.
+void checkFloatType(int32_t dtype, const char *what);
+
+} // namespace pipecc::rt::cuda
+
+#endif // PIPECC_RUNTIME_CUDA_CUDASUPPORT_H
