@@ -36,6 +36,11 @@ void freeWorkspace(void *ptr);
 int64_t currentWorkspaceBytes();
 int64_t peakWorkspaceBytes();
 
+/// dst[i] += src[i] for f32 data, on `stream` (the device transports'
+/// sums, which run on their own stream).
+void accumulateOnStream(float *dst, const float *src, int64_t n,
+                        cudaStream_t stream);
+
 /// Throws unless `dtype` is PIPECC_RT_CUDA_F32 or PIPECC_RT_CUDA_BF16;
 /// `what` names the function and argument.
 void checkFloatType(int32_t dtype, const char *what);

@@ -401,6 +401,15 @@ private:
 
 } // namespace
 
+void pipecc::rt::cuda::accumulateOnStream(float *dst, const float *src,
+                                          int64_t n, cudaStream_t stream) {
+  if (n <= 0)
+    return;
+  accumulateKernel<float>
+      <<<elementBlocks(n), kBlock, 0, stream>>>(dst, src, n, nullptr);
+  checkLaunch("accumulate kernel launch");
+}
+
 extern "C" {
 
 void pipecc_rt_cuda_softmax(const void *x, void *y, int64_t outer,
