@@ -18,12 +18,34 @@ void checkCuda(cudaError_t status, const char *what) {
        cudaGetErrorString(status));
 }
 
+const DriverApi &driver() {
+  static const DriverApi api = [] {
+    DriverApi loaded;
+    auto lookUp = [](const char *name, void **function) {
+      cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSuccess;
+      checkCuda(cudaGetDriverEntryPointByVersion(name, function,
+                                                 CUDA_VERSION,
+                                                 cudaEnableDefault, &found),
+                (std::string("looking up the CUDA driver's ") + name).c_str());
+      if (found != cudaDriverEntryPointSuccess || !*function)
+        fail("the CUDA driver has no ", name, " for CUDA ", CUDA_VERSION,
+             " (is the driver older than the toolkit?)");
+    };
+#define PIPECC_LOOK_UP_DRIVER_FUNCTION(name)                                   \
+  lookUp(#name, reinterpret_cast<void **>(&loaded.name));
+    PIPECC_CUDA_DRIVER_FUNCTIONS(PIPECC_LOOK_UP_DRIVER_FUNCTION)
+#undef PIPECC_LOOK_UP_DRIVER_FUNCTION
+    return loaded;
+  }();
+  return api;
+}
+
 void checkDriver(CUresult status, const char *what) {
   if (status == CUDA_SUCCESS)
     return;
   const char *name = nullptr, *description = nullptr;
-  cuGetErrorName(status, &name);
-  cuGetErrorString(status, &description);
+  driver().cuGetErrorName(status, &name);
+  driver().cuGetErrorString(status, &description);
   fail(what, ": ", name ? name : "CUDA driver error ",
        name ? "" : std::to_string(static_cast<int>(status)), ": ",
        description ? description : "(no description)");

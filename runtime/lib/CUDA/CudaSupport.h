@@ -18,6 +18,38 @@
 
 namespace pipecc::rt::cuda {
 
+// The driver API functions the runtime calls (mgpu* shims), reached
+// through cudart's cudaGetDriverEntryPointByVersion rather than by linking
+// libcuda: cudart loads the driver itself when first used, so the
+// executables and tests start on a machine without a driver and report
+// "no driver" as an error instead of failing to load.
+#define PIPECC_CUDA_DRIVER_FUNCTIONS(X)                                       \
+  X(cuGetErrorName)                                                            \
+  X(cuGetErrorString)                                                          \
+  X(cuCtxGetCurrent)                                                           \
+  X(cuModuleLoadData)                                                          \
+  X(cuModuleGetFunction)                                                       \
+  X(cuFuncSetAttribute)                                                        \
+  X(cuLaunchKernel)                                                            \
+  X(cuStreamSynchronize)                                                       \
+  X(cuStreamDestroy)                                                           \
+  X(cuStreamWaitEvent)                                                         \
+  X(cuEventCreate)                                                             \
+  X(cuEventDestroy)                                                            \
+  X(cuEventSynchronize)                                                        \
+  X(cuEventRecord)                                                             \
+  X(cuMemsetD32Async)                                                          \
+  X(cuMemsetD16Async)
+
+struct DriverApi {
+#define PIPECC_DECLARE_DRIVER_FUNCTION(name) decltype(&::name) name = nullptr;
+  PIPECC_CUDA_DRIVER_FUNCTIONS(PIPECC_DECLARE_DRIVER_FUNCTION)
+#undef PIPECC_DECLARE_DRIVER_FUNCTION
+};
+/// The driver's functions, looked up on first use; throws when there is no
+/// driver (or one older than the toolkit).
+const DriverApi &driver();
+
 /// Throws "<what>: <CUDA error name>: <description>" unless `status` is
 /// cudaSuccess.
 void checkCuda(cudaError_t status, const char *what);

@@ -17,7 +17,8 @@
 //     pool), and the host waits only where it reads device memory. Set
 //     PIPECC_CUDA_SYNC=1 to synchronize after every launch instead, so that
 //     a failing kernel is reported at its launch.
-// Failures end the job with one error line, like the rest of the runtime.
+// The driver API comes through cudart (CudaSupport.h). Failures end the
+// job with one error line, like the rest of the runtime.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaSupport.h"
@@ -39,7 +40,7 @@ int32_t defaultDevice = 0;
 /// runtime API's device, which CudaDevice and the kernels use too.
 void ensureContext() {
   CUcontext context = nullptr;
-  checkDriver(cuCtxGetCurrent(&context), "cuCtxGetCurrent");
+  checkDriver(driver().cuCtxGetCurrent(&context), "cuCtxGetCurrent");
   if (context)
     return;
   checkCuda(cudaSetDevice(defaultDevice), "cudaSetDevice");
@@ -77,7 +78,7 @@ CUmodule mgpuModuleLoad(void *data, size_t gpuBlobSize) {
     CUmodule &module = modules()[data];
     if (!module) {
       ensureContext();
-      checkDriver(cuModuleLoadData(&module, data),
+      checkDriver(driver().cuModuleLoadData(&module, data),
                   ("cuModuleLoadData (a GPU binary of " +
                    std::to_string(gpuBlobSize) + " bytes)")
                       .c_str());
@@ -95,7 +96,7 @@ CUfunction mgpuModuleGetFunction(CUmodule module, const char *name) {
   return guardCall([&] {
     CUfunction &function = functions()[{module, name}];
     if (!function)
-      checkDriver(cuModuleGetFunction(&function, module, name),
+      checkDriver(driver().cuModuleGetFunction(&function, module, name),
                   (std::string("cuModuleGetFunction(") + name + ")").c_str());
     return function;
   });
@@ -110,11 +111,11 @@ void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
     ensureContext();
     // More than 48 KiB of dynamic shared memory must be opted into.
     if (smem > 48 * 1024)
-      checkDriver(cuFuncSetAttribute(
+      checkDriver(driver().cuFuncSetAttribute(
                       function,
                       CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),
                   "cuFuncSetAttribute(max dynamic shared memory)");
-    checkDriver(cuLaunchKernel(function, static_cast<unsigned>(gridX),
+    checkDriver(driver().cuLaunchKernel(function, static_cast<unsigned>(gridX),
                                static_cast<unsigned>(gridY),
                                static_cast<unsigned>(gridZ),
                                static_cast<unsigned>(blockX),
@@ -124,7 +125,7 @@ void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
                                extra),
                 "cuLaunchKernel");
     if (synchronizeEveryLaunch())
-      checkDriver(cuStreamSynchronize(stream),
+      checkDriver(driver().cuStreamSynchronize(stream),
                   "kernel execution (PIPECC_CUDA_SYNC)");
   });
 }
@@ -139,20 +140,20 @@ CUstream mgpuStreamCreate() {
 void mgpuStreamDestroy(CUstream stream) {
   guardCall([&] {
     if (!isComputeStream(stream))
-      checkDriver(cuStreamDestroy(stream), "cuStreamDestroy");
+      checkDriver(driver().cuStreamDestroy(stream), "cuStreamDestroy");
   });
 }
 
 void mgpuStreamSynchronize(CUstream stream) {
   guardCall([&] {
     if (!isComputeStream(stream) || synchronizeEveryLaunch())
-      checkDriver(cuStreamSynchronize(stream), "cuStreamSynchronize");
+      checkDriver(driver().cuStreamSynchronize(stream), "cuStreamSynchronize");
   });
 }
 
 void mgpuStreamWaitEvent(CUstream stream, CUevent event) {
   guardCall([&] {
-    checkDriver(cuStreamWaitEvent(stream, event, 0), "cuStreamWaitEvent");
+    checkDriver(driver().cuStreamWaitEvent(stream, event, 0), "cuStreamWaitEvent");
   });
 }
 
@@ -160,24 +161,24 @@ CUevent mgpuEventCreate() {
   return guardCall([&] {
     ensureContext();
     CUevent event = nullptr;
-    checkDriver(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING),
+    checkDriver(driver().cuEventCreate(&event, CU_EVENT_DISABLE_TIMING),
                 "cuEventCreate");
     return event;
   });
 }
 
 void mgpuEventDestroy(CUevent event) {
-  guardCall([&] { checkDriver(cuEventDestroy(event), "cuEventDestroy"); });
+  guardCall([&] { checkDriver(driver().cuEventDestroy(event), "cuEventDestroy"); });
 }
 
 void mgpuEventSynchronize(CUevent event) {
   guardCall(
-      [&] { checkDriver(cuEventSynchronize(event), "cuEventSynchronize"); });
+      [&] { checkDriver(driver().cuEventSynchronize(event), "cuEventSynchronize"); });
 }
 
 void mgpuEventRecord(CUevent event, CUstream stream) {
   guardCall(
-      [&] { checkDriver(cuEventRecord(event, stream), "cuEventRecord"); });
+      [&] { checkDriver(driver().cuEventRecord(event, stream), "cuEventRecord"); });
 }
 
 void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream, bool isHostShared) {
@@ -207,7 +208,7 @@ void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, CUstream stream) {
 void mgpuMemset32(void *dst, unsigned int value, size_t count,
                   CUstream stream) {
   guardCall([&] {
-    checkDriver(cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value,
+    checkDriver(driver().cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value,
                                  count, stream),
                 "cuMemsetD32Async (gpu.memset)");
   });
@@ -216,7 +217,7 @@ void mgpuMemset32(void *dst, unsigned int value, size_t count,
 void mgpuMemset16(void *dst, unsigned short value, size_t count,
                   CUstream stream) {
   guardCall([&] {
-    checkDriver(cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value,
+    checkDriver(driver().cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value,
                                  count, stream),
                 "cuMemsetD16Async (gpu.memset)");
   });
