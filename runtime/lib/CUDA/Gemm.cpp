@@ -28,10 +28,32 @@ using namespace pipecc::rt::cuda;
 
 namespace {
 
+/// cublasGetStatusName lives in libcublas, which the runtime does not link.
+const char *statusName(cublasStatus_t status) {
+  switch (status) {
+  case CUBLAS_STATUS_NOT_INITIALIZED:
+    return "CUBLAS_STATUS_NOT_INITIALIZED";
+  case CUBLAS_STATUS_ALLOC_FAILED:
+    return "CUBLAS_STATUS_ALLOC_FAILED (out of memory)";
+  case CUBLAS_STATUS_INVALID_VALUE:
+    return "CUBLAS_STATUS_INVALID_VALUE";
+  case CUBLAS_STATUS_ARCH_MISMATCH:
+    return "CUBLAS_STATUS_ARCH_MISMATCH";
+  case CUBLAS_STATUS_EXECUTION_FAILED:
+    return "CUBLAS_STATUS_EXECUTION_FAILED";
+  case CUBLAS_STATUS_INTERNAL_ERROR:
+    return "CUBLAS_STATUS_INTERNAL_ERROR";
+  case CUBLAS_STATUS_NOT_SUPPORTED:
+    return "CUBLAS_STATUS_NOT_SUPPORTED";
+  default:
+    return "cuBLAS error";
+  }
+}
+
 void checkLt(cublasStatus_t status, const char *what) {
   if (status != CUBLAS_STATUS_SUCCESS)
-    fail(what, ": ", cublasGetStatusName(status), ": ",
-         cublasGetStatusString(status));
+    fail(what, ": ", statusName(status), " (status ",
+         static_cast<int>(status), ")");
 }
 
 /// cuBLASLt's recommended workspace for Hopper.
