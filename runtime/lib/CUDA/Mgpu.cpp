@@ -8,9 +8,9 @@
 //   mgpuModuleLoad, mgpuModuleGetFunction, mgpuStreamCreate,
 //   mgpuLaunchKernel, mgpuStreamSynchronize, mgpuStreamDestroy,
 //   mgpuModuleUnload:
-//   - modules are loaded once per fatbin (keyed by its address, a constant
-//     of the executable) and functions looked up once; unloading is left to
-//     process exit;
+//   - modules are loaded once per fatbin or PTX image (keyed by its address,
+//     a constant of the executable) and functions looked up once; unloading
+//     is left to process exit;
 //   - the "created" stream is the rank's compute stream, and synchronizing
 //     or destroying it does nothing: every device operation of a rank is
 //     ordered on that stream (memory through the stream-ordered workspace
@@ -22,6 +22,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaSupport.h"
+
+#include "pipecc/Runtime/CUDA/Mgpu.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -65,6 +67,17 @@ std::map<std::pair<CUmodule, std::string>, CUfunction> &functions() {
   return instance;
 }
 
+/// The module of the image at `data`, loaded on first use.
+CUmodule loadModule(const void *data, const std::string &what) {
+  CUmodule &module = modules()[data];
+  if (!module) {
+    ensureContext();
+    checkDriver(driver().cuModuleLoadData(&module, data),
+                ("cuModuleLoadData (" + what + ")").c_str());
+  }
+  return module;
+}
+
 bool isComputeStream(CUstream stream) {
   return stream == reinterpret_cast<CUstream>(computeStream());
 }
@@ -75,16 +88,14 @@ extern "C" {
 
 CUmodule mgpuModuleLoad(void *data, size_t gpuBlobSize) {
   return guardCall([&] {
-    CUmodule &module = modules()[data];
-    if (!module) {
-      ensureContext();
-      checkDriver(driver().cuModuleLoadData(&module, data),
-                  ("cuModuleLoadData (a GPU binary of " +
-                   std::to_string(gpuBlobSize) + " bytes)")
-                      .c_str());
-    }
-    return module;
+    return loadModule(data, "a GPU binary of " + std::to_string(gpuBlobSize) +
+                                " bytes");
   });
+}
+
+CUmodule mgpuModuleLoadJIT(void *data, int optLevel) {
+  (void)optLevel;
+  return guardCall([&] { return loadModule(data, "PTX"); });
 }
 
 void mgpuModuleUnload(CUmodule module) {

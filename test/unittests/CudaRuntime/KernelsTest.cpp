@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "pipecc/Runtime/CUDA/Kernels.h"
+#include "pipecc/Runtime/CUDA/Mgpu.h"
 #include "pipecc/Runtime/CUDA/Reference.h"
 
 #include <cuda.h>
@@ -20,17 +21,6 @@
 #include <vector>
 
 namespace reference = pipecc::rt::cuda::reference;
-
-extern "C" {
-CUstream mgpuStreamCreate();
-void mgpuStreamSynchronize(CUstream stream);
-void mgpuStreamDestroy(CUstream stream);
-void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream, bool isHostShared);
-void mgpuMemFree(void *ptr, CUstream stream);
-void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, CUstream stream);
-void mgpuMemset32(void *dst, unsigned int value, size_t count,
-                  CUstream stream);
-}
 
 namespace {
 
