@@ -50,3 +50,9 @@ for var in ["OMPI_MCA_plm", "HOME", "TMPDIR",
             "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]
+
+# The CUDA runtime was built (PIPECC_ENABLE_CUDA with the core runtime): CUDA
+# rank executables can be linked. Running their kernels needs cuda-device.
+if os.path.exists(os.path.join(config.pipecc_obj_root, "lib",
+                               "pipecc_runtime_cuda_link.rsp")):
+    config.available_features.add("cuda-runtime")
