@@ -65,3 +65,8 @@ _cuobjdump = next((path for path in [
 if os.access(os.path.join(_cuda_bin, "ptxas"), os.X_OK) and _cuobjdump:
     config.available_features.add("cuda-toolkit")
     config.substitutions.append(("%cuobjdump", _cuobjdump))
+# The CUDA runtime was built (PIPECC_ENABLE_CUDA with the core runtime): CUDA
+# rank executables can be linked. Running their kernels needs cuda-device.
+if os.path.exists(os.path.join(config.pipecc_obj_root, "lib",
+                               "pipecc_runtime_cuda_link.rsp")):
+    config.available_features.add("cuda-runtime")

@@ -1,0 +1,247 @@
+//===- CudaDevice.cpp - Device on one GPU --------------------------------===//
+#include "pipecc/Runtime/CUDA/CudaDevice.h"
+
+#include "CudaSupport.h"
+#include "pipecc/Runtime/CUDA/Kernels.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+
+namespace pipecc::rt {
+
+namespace {
+
+int environmentInteger(const char *name) {
+  const char *value = std::getenv(name);
+  if (!value || !*value)
+    return -1;
+  char *end = nullptr;
+  long parsed = std::strtol(value, &end, 10);
+  if (*end != '\0' || parsed < 0 || parsed > 1 << 20)
+    fail("environment variable ", name, "='", value,
+         "' is not a local rank");
+  return static_cast<int>(parsed);
+}
+
+class CudaDevice final : public Device {
+public:
+  explicit CudaDevice(int ordinal)
+      : name_("cuda:" + std::to_string(ordinal)) {}
+
+  const char *name() const override { return name_.c_str(); }
+  bool isHost() const override { return false; }
+
+  void *allocate(int64_t bytes) override {
+    if (bytes < 0)
+      fail(name_, ": allocation of ", bytes, " bytes");
+    size_t freeBefore = 0, freeAfter = 0, total = 0;
+    cuda::checkCuda(cudaMemGetInfo(&freeBefore, &total), "cudaMemGetInfo");
+    void *memory = nullptr;
+    cudaError_t status =
+        cudaMalloc(&memory, static_cast<size_t>(bytes > 0 ? bytes : 1));
+    if (status == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      fail("out of GPU memory on ", name_, " allocating ", bytes,
+           " bytes (", freeBefore, " of ", total, " bytes free)");
+    }
+    cuda::checkCuda(status, "cudaMalloc");
+    cuda::checkCuda(cudaMemGetInfo(&freeAfter, &total), "cudaMemGetInfo");
+    // Another process on the GPU may free memory meanwhile: never count
+    // less than asked for.
+    int64_t measured = freeBefore > freeAfter
+                           ? static_cast<int64_t>(freeBefore - freeAfter)
+                           : 0;
+    if (measured < bytes)
+      measured = bytes;
+    allocations_[memory] = measured;
+    current_ += measured;
+    if (current_ > peak_)
+      peak_ = current_;
+    requested_ += bytes;
+    return memory;
+  }
+
+  void deallocate(void *memory) override {
+    if (!memory)
+      return;
+    auto it = allocations_.find(memory);
+    if (it == allocations_.end())
+      fail(name_, ": freeing memory it did not allocate");
+    current_ -= it->second;
+    allocations_.erase(it);
+    cuda::checkCuda(cudaFree(memory), "cudaFree");
+  }
+
+  void copyToDevice(void *device, const void *host, int64_t bytes) override {
+    copy(device, host, bytes, cudaMemcpyHostToDevice, "host to device");
+  }
+  void copyToHost(void *host, const void *device, int64_t bytes) override {
+    copy(host, device, bytes, cudaMemcpyDeviceToHost, "device to host");
+  }
+  void copyOnDevice(void *dst, const void *src, int64_t bytes) override {
+    copy(dst, src, bytes, cudaMemcpyDeviceToDevice, "device to device");
+  }
+  void fill(void *device, int value, int64_t bytes) override {
+    if (bytes <= 0)
+      return;
+    cudaStream_t stream = cuda::computeStream();
+    cuda::checkCuda(cudaMemsetAsync(device, value, static_cast<size_t>(bytes),
+                                    stream),
+                    "cudaMemsetAsync");
+    cuda::checkCuda(cudaStreamSynchronize(stream),
+                    "cudaStreamSynchronize (after a fill)");
+  }
+
+  Stream createStream() override {
+    cudaStream_t stream = nullptr;
+    cuda::checkCuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+                    "cudaStreamCreateWithFlags");
+    return stream;
+  }
+  void destroyStream(Stream stream) override {
+    cuda::checkCuda(cudaStreamDestroy(static_cast<cudaStream_t>(stream)),
+                    "cudaStreamDestroy");
+  }
+  void synchronize(Stream stream) override {
+    cuda::checkCuda(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)),
+                    "cudaStreamSynchronize");
+  }
+  Event createEvent() override {
+    cudaEvent_t event = nullptr;
+    cuda::checkCuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming),
+                    "cudaEventCreateWithFlags");
+    return event;
+  }
+  void destroyEvent(Event event) override {
+    cuda::checkCuda(cudaEventDestroy(static_cast<cudaEvent_t>(event)),
+                    "cudaEventDestroy");
+  }
+  void recordEvent(Event event, Stream stream) override {
+    cuda::checkCuda(cudaEventRecord(static_cast<cudaEvent_t>(event),
+                                    static_cast<cudaStream_t>(stream)),
+                    "cudaEventRecord");
+  }
+  void waitEvent(Stream stream, Event event) override {
+    cuda::checkCuda(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream),
+                                        static_cast<cudaEvent_t>(event), 0),
+                    "cudaStreamWaitEvent");
+  }
+
+  int64_t peakMemoryBytes() const override {
+    return peak_ + poolHighWater();
+  }
+
+  std::string describeMemory() const {
+    size_t freeBytes = 0, total = 0;
+    if (cudaMemGetInfo(&freeBytes, &total) != cudaSuccess) {
+      (void)cudaGetLastError();
+      freeBytes = total = 0;
+    }
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "%s: allocations %lld bytes requested, %lld measured "
+                  "(peak); workspace pool high-water %lld bytes; "
+                  "free %lld of %lld bytes",
+                  name_.c_str(), static_cast<long long>(requested_),
+                  static_cast<long long>(peak_),
+                  static_cast<long long>(poolHighWater()),
+                  static_cast<long long>(freeBytes),
+                  static_cast<long long>(total));
+    return line;
+  }
+
+private:
+  /// The stream-ordered pool's most reserved bytes (the workspace).
+  static int64_t poolHighWater() {
+    int device = 0;
+    cudaMemPool_t pool;
+    uint64_t high = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetDefaultMemPool(&pool, device) != cudaSuccess ||
+        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemHigh,
+                                &high) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return cuda::peakWorkspaceBytes();
+    }
+    return static_cast<int64_t>(high);
+  }
+
+  void copy(void *dst, const void *src, int64_t bytes, cudaMemcpyKind kind,
+            const char *what) {
+    if (bytes <= 0)
+      return;
+    cudaStream_t stream = cuda::computeStream();
+    cuda::checkCuda(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes),
+                                    kind, stream),
+                    (std::string("cudaMemcpyAsync (") + what + ")").c_str());
+    cuda::checkCuda(cudaStreamSynchronize(stream),
+                    (std::string("cudaStreamSynchronize (after a copy ") +
+                     what + ")")
+                        .c_str());
+  }
+
+  std::string name_;
+  std::map<void *, int64_t> allocations_;
+  int64_t current_ = 0, peak_ = 0, requested_ = 0;
+};
+
+} // namespace
+
+int localRankOf(const Transport &transport) {
+  for (const char *name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+                           "SLURM_LOCALID", "PIPECC_LOCAL_RANK"}) {
+    int value = environmentInteger(name);
+    if (value >= 0)
+      return value;
+  }
+  int perNode = transport.localSize() > 0 ? transport.localSize() : 1;
+  return transport.rank() % perNode;
+}
+
+int selectCudaDevice(int localRank) {
+  int count = 0;
+  cuda::checkCuda(cudaGetDeviceCount(&count),
+                  "cudaGetDeviceCount (is there a GPU and a driver?)");
+  if (count <= 0)
+    fail("no CUDA device found");
+  int ordinal = localRank % count;
+  cuda::checkCuda(cudaSetDevice(ordinal), "cudaSetDevice");
+  if (!pipecc_rt_cuda_compute_stream()) {
+    cudaStream_t stream = nullptr;
+    cuda::checkCuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+                    "cudaStreamCreateWithFlags (compute stream)");
+    pipecc_rt_cuda_set_compute_stream(stream);
+  }
+  return ordinal;
+}
+
+std::unique_ptr<Device> createCudaDevice() {
+  int ordinal = 0;
+  cuda::checkCuda(cudaGetDevice(&ordinal), "cudaGetDevice");
+  return std::make_unique<CudaDevice>(ordinal);
+}
+
+std::string describeCudaMemory(const Device &device) {
+  auto *cudaDevice = dynamic_cast<const CudaDevice *>(&device);
+  return cudaDevice ? cudaDevice->describeMemory() : std::string();
+}
+
+DeviceTransportKind chooseDeviceTransport(const Transport &host,
+                                          int deviceCount) {
+  const char *choice = std::getenv("PIPECC_CUDA_TRANSPORT");
+  if (choice && *choice) {
+    std::string value = choice;
+    if (value == "nccl")
+      return DeviceTransportKind::Nccl;
+    if (value == "staged")
+      return DeviceTransportKind::HostStaged;
+    fail("PIPECC_CUDA_TRANSPORT='", value,
+         "' is neither 'nccl' nor 'staged'");
+  }
+  return host.localSize() <= deviceCount ? DeviceTransportKind::Nccl
+                                         : DeviceTransportKind::HostStaged;
+}
+
+} // namespace pipecc::rt
