@@ -2,6 +2,7 @@
 // the files that travel with them (weights, manifest, launcher).
 #include "pipecc/Compiler/Codegen.h"
 
+#include "pipecc/Compiler/MemoryPlanning.h"
 #include "pipecc/Compiler/ObjectEmitter.h"
 #include "pipecc/Compiler/PassRunning.h"
 #include "pipecc/Conversion/Pipelines.h"
@@ -273,6 +274,13 @@ LogicalResult codegen::emitPipeline(
     prediction[attr.getName().strref()] = toJSON(attr.getValue());
   manifest["prediction"] = std::move(prediction);
   manifest["parameters"] = toJSON(parameters);
+  // The static memory plan of every rank (slots, arena offsets, totals).
+  MemoryPlanSettings memorySettings = memoryPlanSettingsFor(settings);
+  FailureOr<std::vector<RankMemoryPlan>> memoryPlan =
+      planPipelineMemory(pipelineModule, memorySettings);
+  if (failed(memoryPlan))
+    return failure();
+  manifest["memory_plan"] = memoryPlanToJSON(*memoryPlan, memorySettings);
   std::string error;
   if (!outputDir.writeFile("pipeline.json",
                            [&](llvm::raw_ostream &os) {
