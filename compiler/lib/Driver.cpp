@@ -245,6 +245,9 @@ int pipecc::runDriver(const DriverOptions &options,
 
   OpPrintingFlags flags;
   flags.elideLargeElementsAttrs(options.elideElementsLimit);
+  // Parameters mapped from external data print as dense_resource; their
+  // bytes (gigabytes for a large model) are elided alike.
+  flags.elideLargeResourceString(options.elideElementsLimit);
   // Printing is checked where it happens: an unwritable stdout (a full
   // disk, /dev/full) is an error like any other, and raw_ostream must not
   // meet it first (its destructor would end the process with LLVM ERROR).

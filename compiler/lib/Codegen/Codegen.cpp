@@ -12,7 +12,9 @@
 #include "pipecc/Runtime/LaunchScript.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
@@ -134,13 +136,23 @@ static LogicalResult writeWeights(ModuleOp module, StringRef path,
     if (!type.getElementType().isF32())
       return module.emitError("parameter '")
              << name << "' is not f32; the CPU runtime holds f32 parameters";
-    auto floats = elements.tryGetValues<float>();
-    if (!floats)
-      return module.emitError("cannot read the initial value of '")
-             << name << "'";
     size_t begin = data.size();
-    for (float v : *floats)
-      data.append(reinterpret_cast<const char *>(&v), sizeof(float));
+    if (auto resource = llvm::dyn_cast<DenseResourceElementsAttr>(elements)) {
+      // External data the importer mapped: little-endian float32 bytes.
+      AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+      if (!blob || blob->getData().size() !=
+                       static_cast<size_t>(type.getNumElements()) * 4)
+        return module.emitError("cannot read the initial value of '")
+               << name << "'";
+      data.append(blob->getData().begin(), blob->getData().end());
+    } else {
+      auto floats = elements.tryGetValues<float>();
+      if (!floats)
+        return module.emitError("cannot read the initial value of '")
+               << name << "'";
+      for (float v : *floats)
+        data.append(reinterpret_cast<const char *>(&v), sizeof(float));
+    }
     llvm::json::Array shape;
     for (int64_t d : type.getShape())
       shape.push_back(d);
