@@ -191,8 +191,12 @@ int pipecc::runDriver(const DriverOptions &options,
   if (options.emit && !reaches(last, *options.emit))
     last = *options.emit;
   // The memory plan needs the schedule.
-  if (options.memoryPlan && !reaches(last, Phase::Schedule))
+  if (options.memoryPlan && !reaches(last, Phase::Schedule)) {
+    if (options.compileTo)
+      return fail("--memory-plan needs the schedule phase; --compile-to=" +
+                  phaseName(*options.compileTo) + " stops before it");
     last = Phase::Schedule;
+  }
   for (Phase phase : allPhases())
     if (reaches(last, phase) && !isPhaseImplemented(phase))
       return fail("phase '" + phaseName(phase) +

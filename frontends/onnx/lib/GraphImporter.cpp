@@ -17,6 +17,7 @@
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Path.h"
 
@@ -200,7 +201,13 @@ GraphImporter::mappedParameter(const onnx::TensorProto &init,
         data.reset();
       },
       /*dataIsMutable=*/false);
-  return DenseResourceElementsAttr::get(type, init.name(), std::move(blob));
+  // The resource key only labels printed IR: keep it a plain identifier
+  // (the parameter's own name, escaped, is on the op).
+  std::string key = init.name();
+  for (char &c : key)
+    if (!llvm::isAlnum(c) && c != '_' && c != '.')
+      c = '_';
+  return DenseResourceElementsAttr::get(type, key, std::move(blob));
 }
 
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
