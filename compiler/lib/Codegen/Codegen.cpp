@@ -103,6 +103,15 @@ LogicalResult codegen::lowerRankModules(
     }
     if (stageFunctions.empty())
       return program.emitError("no stage functions for stage ") << stage;
+    // The static memory plan of the rank's buffer table, for the host
+    // program (slots, offsets, arena size).
+    FailureOr<RankMemoryPlan> memoryPlan =
+        planRankMemory(program, stageFunctions, parameters,
+                       pipe.getMicrobatches(),
+                       memoryPlanSettingsFor(rankSettings));
+    if (failed(memoryPlan))
+      return failure();
+    attachMemoryPlan(*rank, *memoryPlan);
 
     // The command line's pass-manager options (--mlir-timing,
     // --mlir-print-ir-after-all, ...) cover the lowering too.

@@ -7,6 +7,7 @@
 #include "pipecc/Passes/Attributes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -348,6 +349,47 @@ codegen::planPipelineMemory(ModuleOp pipelineModule,
     ranks.push_back(std::move(*rank));
   }
   return ranks;
+}
+
+void codegen::attachMemoryPlan(ModuleOp rankModule,
+                               const RankMemoryPlan &plan) {
+  Builder b(rankModule.getContext());
+  SmallVector<Attribute> buffers;
+  for (size_t i = 0; i < plan.tableBuffers; ++i)
+    buffers.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("name", b.getStringAttr(plan.buffers[i].name)),
+         b.getNamedAttr("slots",
+                        b.getI64IntegerAttr(plan.plan.buffers[i].slots)),
+         b.getNamedAttr("offset",
+                        b.getI64IntegerAttr(plan.plan.buffers[i].offset))}));
+  rankModule->setAttr(
+      attrs::kMemoryPlan,
+      b.getDictionaryAttr(
+          {b.getNamedAttr("arena_bytes",
+                          b.getI64IntegerAttr(plan.plan.arenaBytes)),
+           b.getNamedAttr("buffers", b.getArrayAttr(buffers))}));
+}
+
+std::optional<TablePlan> codegen::readMemoryPlan(ModuleOp rankModule) {
+  auto dict = rankModule->getAttrOfType<DictionaryAttr>(attrs::kMemoryPlan);
+  if (!dict)
+    return std::nullopt;
+  auto arena = dict.getAs<IntegerAttr>("arena_bytes");
+  auto buffers = dict.getAs<ArrayAttr>("buffers");
+  if (!arena || !buffers)
+    return std::nullopt;
+  TablePlan plan;
+  plan.arenaBytes = arena.getInt();
+  for (Attribute attr : buffers) {
+    auto entry = llvm::dyn_cast<DictionaryAttr>(attr);
+    auto name = entry ? entry.getAs<StringAttr>("name") : StringAttr();
+    auto slots = entry ? entry.getAs<IntegerAttr>("slots") : IntegerAttr();
+    auto offset = entry ? entry.getAs<IntegerAttr>("offset") : IntegerAttr();
+    if (!name || !slots || !offset)
+      return std::nullopt;
+    plan.buffers.push_back({name.str(), slots.getInt(), offset.getInt()});
+  }
+  return plan;
 }
 
 namespace {

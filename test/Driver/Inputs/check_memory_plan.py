@@ -2,7 +2,9 @@
 
 Usage: check_memory_plan.py OUT_DIR LOWER_MLIR
 - the buffers the plan marks in_table are the rank's buffer table, by name
-  and in order (the pipecc_buffer_name_<i> globals of --emit=lower);
+  and in order (the pipecc_buffer_name_<i> globals of --emit=lower), and
+  the rank module's pipeline.memory_plan (what the host program reads)
+  holds their slots and offsets and the arena size;
 - every weight's bytes are its size in rank<k>.safetensors;
 - offsets are 64-byte aligned, every copy lies inside the arena, and no
   buffer shares a byte with a weight, gradient or optimizer state (alive for
@@ -19,12 +21,20 @@ out_dir, lower_path = sys.argv[1], sys.argv[2]
 plan = json.load(open(f"{out_dir}/pipeline.json"))["memory_plan"]
 
 tables = {}
+attached = {}
 rank = None
 for line in open(lower_path):
-    m = re.match(r'module attributes \{pipeline.rank = (\d+)', line)
+    m = re.match(r'module attributes \{.*pipeline.rank = (\d+)', line)
     if m:
         rank = int(m.group(1))
         tables[rank] = []
+        # The plan handed to the host program (pipeline.memory_plan).
+        arena = re.search(r'pipeline.memory_plan = \{arena_bytes = (\d+)',
+                          line)
+        entries = re.findall(r'\{name = "([^"]*)", offset = (-?\d+) : i64, '
+                             r'slots = (\d+) : i64\}', line)
+        attached[rank] = (int(arena.group(1)) if arena else None,
+                          [(n, int(o), int(s)) for n, o, s in entries])
     m = re.search(r'@pipecc_buffer_name_(\d+)\("(.*)\\00"\)', line)
     if m:
         assert int(m.group(1)) == len(tables[rank]), line
@@ -55,6 +65,11 @@ for r in plan["ranks"]:
     names = [b["name"] for b in buffers if b["in_table"]]
     if names != tables[k]:
         fail(f"rank {k}: plan {names} != table {tables[k]}")
+    in_table = [(b["name"], b["offset"], b["slots"]) for b in buffers
+                if b["in_table"]]
+    if attached[k] != (r["arena_bytes"], in_table):
+        fail(f"rank {k}: pipeline.memory_plan {attached[k]} != manifest "
+             f"{(r['arena_bytes'], in_table)}")
     with open(f"{out_dir}/rank{k}.safetensors", "rb") as f:
         (length,) = struct.unpack("<Q", f.read(8))
         header = json.loads(f.read(length))

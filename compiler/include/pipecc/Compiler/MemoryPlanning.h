@@ -74,6 +74,25 @@ mlir::FailureOr<std::vector<RankMemoryPlan>>
 planPipelineMemory(mlir::ModuleOp pipelineModule,
                    const MemoryPlanSettings &settings);
 
+/// Where the host program places one entry of the buffer table.
+struct TablePlacement {
+  std::string name;
+  int64_t slots = 0;
+  int64_t offset = -1;
+};
+struct TablePlan {
+  int64_t arenaBytes = 0;
+  std::vector<TablePlacement> buffers;
+};
+
+/// Writes `plan`'s buffer-table part on `rankModule` as
+/// `pipeline.memory_plan`, for the host program: entry i of the buffer
+/// table takes slots and offset from buffers[i] (whose name must match),
+/// and the program constant takes arena_bytes.
+void attachMemoryPlan(mlir::ModuleOp rankModule, const RankMemoryPlan &plan);
+/// Reads what attachMemoryPlan wrote; nullopt when absent or malformed.
+std::optional<TablePlan> readMemoryPlan(mlir::ModuleOp rankModule);
+
 /// The manifest's "memory_plan": per rank, the bytes per category, the
 /// arena size and every buffer's slots and offset.
 llvm::json::Value memoryPlanToJSON(llvm::ArrayRef<RankMemoryPlan> ranks,
