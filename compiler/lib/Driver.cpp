@@ -2,10 +2,12 @@
 
 #include "pipecc/Compiler/Codegen.h"
 #include "pipecc/Compiler/InitAll.h"
+#include "pipecc/Compiler/MemoryPlanning.h"
 #include "pipecc/Compiler/ModelSummary.h"
 #include "pipecc/Compiler/OutputDirectory.h"
 #include "pipecc/Compiler/PassRunning.h"
 #include "pipecc/Compiler/TargetBackend.h"
+#include "pipecc/Dialect/Pipeline/PipelineOps.h"
 #include "pipecc/Passes/Passes.h"
 #include "pipecc/Support/Escape.h"
 
@@ -190,6 +192,13 @@ int pipecc::runDriver(const DriverOptions &options,
       options.outputDir.empty() ? Phase::Graph : Phase::Codegen);
   if (options.emit && !reaches(last, *options.emit))
     last = *options.emit;
+  // The memory plan needs the schedule.
+  if (options.memoryPlan && !reaches(last, Phase::Schedule)) {
+    if (options.compileTo)
+      return fail("--memory-plan needs the schedule phase; --compile-to=" +
+                  phaseName(*options.compileTo) + " stops before it");
+    last = Phase::Schedule;
+  }
   for (Phase phase : allPhases())
     if (reaches(last, phase) && !isPhaseImplemented(phase))
       return fail("phase '" + phaseName(phase) +
@@ -214,6 +223,13 @@ int pipecc::runDriver(const DriverOptions &options,
         options.compileTo == Phase::Autodiff)
       return fail("--inference skips the autodiff phase; there is nothing "
                   "to print or stop after");
+  }
+  std::optional<codegen::MemoryPlanSettings> memorySettings;
+  if (options.memoryPlan) {
+    memorySettings = codegen::memoryPlanSettingsFor(*options.memoryPlan);
+    if (!memorySettings)
+      return fail("--memory-plan=" + *options.memoryPlan +
+                  ": expected fp32 or bf16");
   }
   if (options.optLevel > 3)
     return fail("-O" + Twine(options.optLevel) +
@@ -248,6 +264,9 @@ int pipecc::runDriver(const DriverOptions &options,
 
   OpPrintingFlags flags;
   flags.elideLargeElementsAttrs(options.elideElementsLimit);
+  // Parameters mapped from external data print as dense_resource; their
+  // bytes (gigabytes for a large model) are elided alike.
+  flags.elideLargeResourceString(options.elideElementsLimit);
   // Printing is checked where it happens: an unwritable stdout (a full
   // disk, /dev/full) is an error like any other, and raw_ostream must not
   // meet it first (its destructor would end the process with LLVM ERROR).
@@ -356,6 +375,18 @@ int pipecc::runDriver(const DriverOptions &options,
       return 1;
     if (!emitIfAsked(Phase::Schedule, *module))
       return 1;
+    if (memorySettings) {
+      FailureOr<std::vector<codegen::RankMemoryPlan>> plan =
+          codegen::planPipelineMemory(*module, *memorySettings);
+      if (failed(plan))
+        return 1;
+      auto pipes = module->getOps<pipeline::PipelineOp>();
+      codegen::printMemoryPlan(*plan, *memorySettings,
+                               (*pipes.begin()).getSchedule(),
+                               (*pipes.begin()).getMicrobatches(), out);
+      if (outputFailed())
+        return 1;
+    }
   }
   SmallVector<OwningOpRef<ModuleOp>> rankModules;
   if (reaches(last, Phase::Lower)) {

@@ -2,6 +2,7 @@
 // the files that travel with them (weights, manifest, launcher).
 #include "pipecc/Compiler/Codegen.h"
 
+#include "pipecc/Compiler/MemoryPlanning.h"
 #include "pipecc/Compiler/ObjectEmitter.h"
 #include "pipecc/Compiler/PassRunning.h"
 #include "pipecc/Conversion/Passes.h"
@@ -12,7 +13,9 @@
 #include "pipecc/Runtime/LaunchScript.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
@@ -81,18 +84,27 @@ LogicalResult codegen::lowerRankModules(
                                                     program.getRank()));
     (*rank)->setAttr(attrs::kParameters, parameters);
     OpBuilder builder = OpBuilder::atBlockEnd(rank->getBody());
-    bool hasStageFunctions = false;
+    SmallVector<Operation *> stageFunctions;
     for (auto func : pipelineModule.getOps<func::FuncOp>()) {
       auto funcStage = func->getAttrOfType<IntegerAttr>(attrs::kFunctionStage);
       if (!funcStage || funcStage.getInt() != stage)
         continue;
       builder.clone(*func);
-      hasStageFunctions = true;
+      stageFunctions.push_back(func);
     }
-    if (!hasStageFunctions)
+    if (stageFunctions.empty())
       return program.emitError("no stage functions for stage ") << stage;
     // The whole schedule: every rank numbers the messages alike.
     builder.clone(*pipe);
+    // The static memory plan of the rank's buffer table, for the host
+    // program (slots, offsets, arena size).
+    FailureOr<RankMemoryPlan> memoryPlan =
+        planRankMemory(program, stageFunctions, parameters,
+                       pipe.getMicrobatches(),
+                       memoryPlanSettingsFor(settings));
+    if (failed(memoryPlan))
+      return failure();
+    attachMemoryPlan(*rank, *memoryPlan);
 
     // The command line's pass-manager options (--mlir-timing,
     // --mlir-print-ir-after-all, ...) cover the lowering too.
@@ -127,13 +139,23 @@ static LogicalResult writeWeights(ModuleOp module, StringRef path,
     if (!type.getElementType().isF32())
       return module.emitError("parameter '")
              << name << "' is not f32; the CPU runtime holds f32 parameters";
-    auto floats = elements.tryGetValues<float>();
-    if (!floats)
-      return module.emitError("cannot read the initial value of '")
-             << name << "'";
     size_t begin = data.size();
-    for (float v : *floats)
-      data.append(reinterpret_cast<const char *>(&v), sizeof(float));
+    if (auto resource = llvm::dyn_cast<DenseResourceElementsAttr>(elements)) {
+      // External data the importer mapped: little-endian float32 bytes.
+      AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+      if (!blob || blob->getData().size() !=
+                       static_cast<size_t>(type.getNumElements()) * 4)
+        return module.emitError("cannot read the initial value of '")
+               << name << "'";
+      data.append(blob->getData().begin(), blob->getData().end());
+    } else {
+      auto floats = elements.tryGetValues<float>();
+      if (!floats)
+        return module.emitError("cannot read the initial value of '")
+               << name << "'";
+      for (float v : *floats)
+        data.append(reinterpret_cast<const char *>(&v), sizeof(float));
+    }
     llvm::json::Array shape;
     for (int64_t d : type.getShape())
       shape.push_back(d);
@@ -273,6 +295,13 @@ LogicalResult codegen::emitPipeline(
     prediction[attr.getName().strref()] = toJSON(attr.getValue());
   manifest["prediction"] = std::move(prediction);
   manifest["parameters"] = toJSON(parameters);
+  // The static memory plan of every rank (slots, arena offsets, totals).
+  MemoryPlanSettings memorySettings = memoryPlanSettingsFor(settings);
+  FailureOr<std::vector<RankMemoryPlan>> memoryPlan =
+      planPipelineMemory(pipelineModule, memorySettings);
+  if (failed(memoryPlan))
+    return failure();
+  manifest["memory_plan"] = memoryPlanToJSON(*memoryPlan, memorySettings);
   std::string error;
   if (!outputDir.writeFile("pipeline.json",
                            [&](llvm::raw_ostream &os) {

@@ -64,6 +64,11 @@ static cl::opt<bool>
 static cl::opt<bool> summary("summary",
                              cl::desc("Print a summary of the imported model"),
                              cl::cat(pipeccCategory));
+static cl::opt<std::string> memoryPlan(
+    "memory-plan", cl::ValueOptional,
+    cl::desc("Print every rank's static memory plan after the schedule "
+             "phase, for fp32 (default) or bf16 activations"),
+    cl::value_desc("fp32|bf16"), cl::cat(pipeccCategory));
 // Numbers are read as text and parsed by the runtime's parser
 // (pipecc/Runtime/Numbers.h), so that pipecc and the rank executables accept
 // the same texts and a bad one is one `pipecc: error:` line.
@@ -190,6 +195,8 @@ int main(int argc, char **argv) {
   options.outputDir = outputDir;
   options.force = force;
   options.printSummary = summary;
+  if (memoryPlan.getNumOccurrences())
+    options.memoryPlan = memoryPlan.empty() ? "fp32" : memoryPlan.getValue();
   std::string numberError;
   constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
   for (auto [flag, text, target, min, max] :
@@ -269,8 +276,10 @@ int main(int argc, char **argv) {
                     " is a training option; --inference compiles a "
                     "forward-only program");
   }
-  if (!options.emit && !options.printSummary && options.outputDir.empty())
-    return fail("nothing to do: give -o <dir>, --emit=<phase> or --summary");
+  if (!options.emit && !options.printSummary && !options.memoryPlan &&
+      options.outputDir.empty())
+    return fail("nothing to do: give -o <dir>, --emit=<phase>, --summary or "
+                "--memory-plan");
   int status = pipecc::runDriver(options, outs());
   // An unwritable stderr loses the messages, not the result: the exit
   // status says it, rather than LLVM ERROR from errs()'s destructor.

@@ -13,8 +13,11 @@
 #include "pipecc/Support/Escape.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinDialect.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Path.h"
 
@@ -48,8 +51,10 @@ private:
 class GraphImporter {
 public:
   GraphImporter(llvm::StringRef path, const onnx::ModelProto &model,
-                llvm::ArrayRef<std::string> frozen, MLIRContext *context)
-      : path(path), model(model), context(context), builder(context),
+                llvm::ArrayRef<std::string> frozen, MappedInitializers &mapped,
+                MLIRContext *context)
+      : path(path), model(model), mapped(mapped), context(context),
+        builder(context),
         fileLoc(FileLineColLoc::get(context, path, 0, 0)),
         opset(getDefaultOpset(model)) {
     for (const std::string &name : frozen)
@@ -76,6 +81,10 @@ private:
 
   LogicalResult importInputs();
   LogicalResult importParams();
+  /// A trainable float32 parameter's value, backed by its mapped external
+  /// data.
+  ElementsAttr mappedParameter(const onnx::TensorProto &init,
+                               std::unique_ptr<llvm::MemoryBuffer> data);
   LogicalResult importNode(const onnx::NodeProto &node, int index);
   LogicalResult importOutputs();
   void eraseDeadOps();
@@ -83,6 +92,7 @@ private:
 
   llvm::StringRef path;
   const onnx::ModelProto &model;
+  MappedInitializers &mapped;
   /// Initializers the user froze (`--freeze`): imported as non-trainable.
   llvm::StringSet<> frozen;
   MLIRContext *context;
@@ -147,17 +157,57 @@ LogicalResult GraphImporter::importParams() {
     if (values.count(name))
       return fail(nameLoc(name),
                   "initializer " + quote(name) + " is defined more than once");
+    bool trainable = !buffers.contains(name) && !frozen.contains(name);
     std::string error;
-    DenseElementsAttr value = convertTensor(init, context, error);
+    ElementsAttr value;
+    if (auto it = mapped.find(name); it != mapped.end()) {
+      std::unique_ptr<llvm::MemoryBuffer> data = std::move(it->second);
+      mapped.erase(it);
+      if (trainable) {
+        value = mappedParameter(init, std::move(data));
+      } else {
+        // A constant's value is read at import: copy it.
+        onnx::TensorProto copy = init;
+        copy.clear_external_data();
+        copy.clear_data_location();
+        copy.set_raw_data(data->getBufferStart(), data->getBufferSize());
+        value = convertTensor(copy, context, error);
+      }
+    } else {
+      value = convertTensor(init, context, error);
+    }
     if (!value)
       return fail(nameLoc(name), "initializer " + quote(name) + " " + error);
-    bool trainable = llvm::isa<FloatType>(value.getElementType()) &&
-                     !buffers.contains(name) && !frozen.contains(name);
+    trainable = trainable && llvm::isa<FloatType>(value.getElementType());
     values[name] = builder.create<graph::ParamOp>(
         nameLoc(name), value.getType(), builder.getStringAttr(name),
         trainable ? builder.getUnitAttr() : UnitAttr(), value);
   }
   return success();
+}
+
+ElementsAttr
+GraphImporter::mappedParameter(const onnx::TensorProto &init,
+                               std::unique_ptr<llvm::MemoryBuffer> data) {
+  auto type = RankedTensorType::get(
+      SmallVector<int64_t>(init.dims().begin(), init.dims().end()),
+      builder.getF32Type());
+  ArrayRef<char> bytes(data->getBufferStart(), data->getBufferSize());
+  // The blob owns the mapping; alignment 1: a slice need not start on a
+  // float boundary, and the bytes are only ever copied out.
+  AsmResourceBlob blob(
+      bytes, /*dataAlignment=*/1,
+      [data = std::move(data)](void *, size_t, size_t) mutable {
+        data.reset();
+      },
+      /*dataIsMutable=*/false);
+  // The resource key only labels printed IR: keep it a plain identifier
+  // (the parameter's own name, escaped, is on the op).
+  std::string key = init.name();
+  for (char &c : key)
+    if (!llvm::isAlnum(c) && c != '_' && c != '.')
+      c = '_';
+  return DenseResourceElementsAttr::get(type, key, std::move(blob));
 }
 
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
@@ -307,6 +357,7 @@ OwningOpRef<ModuleOp>
 pipecc::frontend::detail::convertModel(llvm::StringRef path,
                                        const onnx::ModelProto &model,
                                        llvm::ArrayRef<std::string> frozen,
+                                       MappedInitializers &mapped,
                                        MLIRContext *context) {
-  return GraphImporter(path, model, frozen, context).run();
+  return GraphImporter(path, model, frozen, mapped, context).run();
 }

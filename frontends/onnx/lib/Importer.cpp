@@ -68,7 +68,8 @@ pipecc::frontend::importONNXFile(llvm::StringRef path,
   // libonnx and protobuf report some failures by throwing.
   try {
     onnx::ModelProto model;
-    if (llvm::Error error = loadModel(path, model))
+    MappedInitializers mapped;
+    if (llvm::Error error = loadModel(path, model, mapped))
       return report(std::move(error));
     if (llvm::Error error =
             fixInputShapes(path, model, options.inputShapes))
@@ -86,7 +87,7 @@ pipecc::frontend::importONNXFile(llvm::StringRef path,
       return report(std::move(error));
     if (llvm::Error error = checkFrozenNames(path, model, options.frozen))
       return report(std::move(error));
-    return convertModel(path, model, options.frozen, context);
+    return convertModel(path, model, options.frozen, mapped, context);
   } catch (const std::exception &e) {
     emitError(fileLoc) << support::quote(path)
                        << ": internal error: " << support::toOneLine(e.what());

@@ -134,11 +134,12 @@ static bool isInside(StringRef path, StringRef folder) {
   return path.starts_with(prefix);
 }
 
-/// Replaces the external data of `tensor` (described by `what`, e.g.
-/// "initializer 'w'") with its bytes, read from a file in `folder`.
-static llvm::Error loadExternalData(StringRef path, StringRef folder,
-                                    const llvm::Twine &what,
-                                    onnx::TensorProto &tensor) {
+/// The bytes of the external data of `tensor` (described by `what`, e.g.
+/// "initializer 'w'"), mapped from a file in `folder` (large slices are
+/// mmap'ed: nothing is read until used).
+static llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+mapExternalData(StringRef path, StringRef folder, const llvm::Twine &what,
+                const onnx::TensorProto &tensor) {
   std::string location;
   uint64_t offset = 0;
   std::optional<uint64_t> length;
@@ -197,14 +198,41 @@ static llvm::Error loadExternalData(StringRef path, StringRef folder,
   if (!buffer)
     return makeError(prefix() + ": cannot read its external data file " +
                      quote(file) + ": " + buffer.getError().message());
+  return std::move(*buffer);
+}
+
+/// Replaces the external data of `tensor` with a copy of its bytes.
+static llvm::Error loadExternalData(StringRef path, StringRef folder,
+                                    const llvm::Twine &what,
+                                    onnx::TensorProto &tensor) {
+  auto buffer = mapExternalData(path, folder, what, tensor);
+  if (!buffer)
+    return buffer.takeError();
   tensor.set_raw_data((*buffer)->getBufferStart(), (*buffer)->getBufferSize());
   tensor.clear_external_data();
   tensor.clear_data_location();
   return llvm::Error::success();
 }
 
+/// Whether the importer may keep `tensor`'s external data mapped rather
+/// than copied: a large float32 tensor whose data has exactly its size
+/// (anything else is copied, so that the importer's checks report it).
+static bool keepsMapped(const onnx::TensorProto &tensor, size_t bytes) {
+  if (tensor.data_type() != onnx::TensorProto::FLOAT ||
+      bytes < kMappedInitializerBytes)
+    return false;
+  uint64_t count = 1;
+  for (int64_t dim : tensor.dims()) {
+    if (dim < 0 || (dim != 0 && count > (uint64_t(1) << 40) / dim))
+      return false;
+    count *= dim;
+  }
+  return count * sizeof(float) == bytes;
+}
+
 static llvm::Error loadAllExternalData(StringRef path,
-                                       onnx::ModelProto &model) {
+                                       onnx::ModelProto &model,
+                                       MappedInitializers &mapped) {
   llvm::SmallString<256> folder(llvm::sys::path::parent_path(path));
   if (folder.empty())
     folder = ".";
@@ -216,11 +244,22 @@ static llvm::Error loadAllExternalData(StringRef path,
     return t.data_location() == onnx::TensorProto::EXTERNAL;
   };
   onnx::GraphProto *graph = model.mutable_graph();
-  for (onnx::TensorProto &init : *graph->mutable_initializer())
-    if (isExternal(init))
-      if (llvm::Error err = loadExternalData(
-              path, realFolder, "initializer " + quote(init.name()), init))
-        return err;
+  for (onnx::TensorProto &init : *graph->mutable_initializer()) {
+    if (!isExternal(init))
+      continue;
+    auto buffer = mapExternalData(path, realFolder,
+                                  "initializer " + quote(init.name()), init);
+    if (!buffer)
+      return buffer.takeError();
+    if (keepsMapped(init, (*buffer)->getBufferSize()) &&
+        !mapped.count(init.name())) {
+      mapped[init.name()] = std::move(*buffer);
+      continue;
+    }
+    init.set_raw_data((*buffer)->getBufferStart(), (*buffer)->getBufferSize());
+    init.clear_external_data();
+    init.clear_data_location();
+  }
   for (onnx::NodeProto &node : *graph->mutable_node())
     for (onnx::AttributeProto &attr : *node.mutable_attribute())
       if (attr.has_t() && isExternal(attr.t()))
@@ -238,7 +277,8 @@ static llvm::Error loadAllExternalData(StringRef path,
 //===----------------------------------------------------------------------===//
 
 llvm::Error pipecc::frontend::detail::loadModel(StringRef path,
-                                                onnx::ModelProto &model) {
+                                                onnx::ModelProto &model,
+                                                MappedInitializers &mapped) {
   // A device or pipe (/dev/zero) would be read forever.
   llvm::sys::fs::file_status status;
   if (!llvm::sys::fs::status(path, status) &&
@@ -271,5 +311,5 @@ llvm::Error pipecc::frontend::detail::loadModel(StringRef path,
     return notAModel("it imports no operator set (opset_import is empty)");
   if (getDefaultOpset(model) < 1)
     return notAModel("it imports no version of the default ONNX domain");
-  return loadAllExternalData(path, model);
+  return loadAllExternalData(path, model, mapped);
 }

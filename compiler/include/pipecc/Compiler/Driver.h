@@ -24,6 +24,9 @@ struct DriverOptions {
   std::optional<Phase> emit;
   /// Print a summary of the imported model to `out`.
   bool printSummary = false;
+  /// Print every rank's static memory plan to `out` after the schedule
+  /// phase, assuming this precision ("fp32" or "bf16").
+  std::optional<std::string> memoryPlan;
   /// Elide constants with more elements than this when printing IR.
   int64_t elideElementsLimit = 16;
   frontend::ImportOptions import;

@@ -64,4 +64,11 @@ inline constexpr llvm::StringLiteral kPeakLiveMicrobatches =
     "peak_live_microbatches";
 } // namespace pipecc::attrs
 
+namespace pipecc::attrs {
+/// On a rank module (lower): the static memory plan of its buffer table,
+/// {arena_bytes, buffers = [{name, slots, offset}, ...]} in table order
+/// (compiler/include/pipecc/Compiler/MemoryPlanning.h writes and reads it).
+inline constexpr llvm::StringLiteral kMemoryPlan = "pipeline.memory_plan";
+} // namespace pipecc::attrs
+
 #endif // PIPECC_PASSES_ATTRIBUTES_H

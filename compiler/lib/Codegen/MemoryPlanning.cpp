@@ -1,0 +1,512 @@
+// The static memory plan of every rank: records derived from the rank's
+// program and stage functions, planned by pipecc/MemoryPlan, reported in
+// the manifest and by --memory-plan.
+#include "pipecc/Compiler/MemoryPlanning.h"
+
+#include "pipecc/Dialect/Pipeline/PipelineOps.h"
+#include "pipecc/Passes/Attributes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace pipecc;
+using namespace pipecc::codegen;
+using memory::BufferKind;
+
+std::optional<MemoryPlanSettings>
+codegen::memoryPlanSettingsFor(StringRef precision) {
+  MemoryPlanSettings settings;
+  if (precision == "fp32")
+    return settings;
+  if (precision != "bf16")
+    return std::nullopt;
+  settings.precision = "bf16";
+  settings.activationElementBytes = 2;
+  settings.weightCopies = true;
+  return settings;
+}
+
+MemoryPlanSettings codegen::memoryPlanSettingsFor(const RankSettings &) {
+  // The CPU target computes in f32; --precision bf16 is read here once the
+  // rank settings carry it.
+  return *memoryPlanSettingsFor("fp32");
+}
+
+namespace {
+
+class RecordCollector {
+public:
+  RecordCollector(const MemoryPlanSettings &settings, ArrayAttr parameters)
+      : settings(settings), parameters(parameters) {}
+
+  LogicalResult collect(pipeline::ProgramOp program,
+                        ArrayRef<Operation *> stageFunctions);
+
+  std::vector<memory::BufferRecord> buffers;
+  std::vector<memory::ActionRecord> actions;
+  size_t tableBuffers = 0;
+
+private:
+  struct Call {
+    SmallVector<int64_t> reads, writes;
+  };
+
+  int64_t add(StringRef name, BufferKind kind, int64_t bytes,
+              bool perMicrobatch) {
+    buffers.push_back({name.str(), kind, bytes, perMicrobatch});
+    return static_cast<int64_t>(buffers.size() - 1);
+  }
+  /// Bytes of `type` as the plan holds it: floating-point tensors at the
+  /// activation element size, others as they are.
+  int64_t activationBytes(RankedTensorType type) const {
+    Type element = type.getElementType();
+    int64_t elementBytes = element.isF32() ? settings.activationElementBytes
+                                           : (element.getIntOrFloatBitWidth() +
+                                              7) / 8;
+    return type.getNumElements() * elementBytes;
+  }
+  int64_t tensorBuffer(StringRef name, RankedTensorType type) {
+    if (auto it = bufferOfTensor.find(name); it != bufferOfTensor.end())
+      return it->second;
+    BufferKind kind = messageTensors.contains(name) ? BufferKind::Transfer
+                                                    : BufferKind::Activation;
+    int64_t id = add(name, kind, activationBytes(type), true);
+    bufferOfTensor[name] = id;
+    return id;
+  }
+  bool trainable(StringRef param) const {
+    for (Attribute attr : parameters) {
+      auto dict = llvm::cast<DictionaryAttr>(attr);
+      if (dict.getAs<StringAttr>("name").getValue() == param)
+        return dict.getAs<BoolAttr>("trainable").getValue();
+    }
+    return false;
+  }
+  /// Parameters are f32 master copies (4 bytes an element).
+  int64_t parameterBuffer(StringRef name, RankedTensorType type,
+                          bool isTrainable) {
+    if (auto it = bufferOfParam.find(name); it != bufferOfParam.end())
+      return it->second;
+    int64_t id = add(name, BufferKind::Weight, type.getNumElements() * 4,
+                     false);
+    bufferOfParam[name] = id;
+    parameterElements.push_back({id, type.getNumElements()});
+    if (isTrainable)
+      gradientOfParam[name] =
+          add(("grad." + name).str(), BufferKind::Gradient,
+              type.getNumElements() * 4, false);
+    return id;
+  }
+  LogicalResult collectFunction(func::FuncOp func);
+  void addCall(int microbatch, StringRef kind, std::string label,
+               ArrayRef<int64_t> extraWrites = {});
+
+  const MemoryPlanSettings &settings;
+  ArrayAttr parameters;
+  llvm::StringMap<int64_t> bufferOfTensor, bufferOfInput, bufferOfParam,
+      gradientOfParam;
+  SmallVector<std::pair<int64_t, int64_t>> parameterElements;
+  llvm::StringSet<> readTensors, messageTensors;
+  SmallVector<int64_t> dataBuffers;
+  llvm::StringMap<Call> calls;
+};
+
+LogicalResult RecordCollector::collectFunction(func::FuncOp func) {
+  Call call;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    auto type = llvm::cast<RankedTensorType>(func.getArgument(i).getType());
+    if (auto input = func.getArgAttrOfType<StringAttr>(i, attrs::kBindInput)) {
+      auto it = bufferOfInput.find(input.getValue());
+      if (it == bufferOfInput.end()) {
+        int64_t id = add(input.getValue(), BufferKind::DataInput,
+                         activationBytes(type), true);
+        it = bufferOfInput.try_emplace(input.getValue(), id).first;
+        dataBuffers.push_back(id);
+      }
+      call.reads.push_back(it->second);
+      continue;
+    }
+    if (auto param = func.getArgAttrOfType<StringAttr>(i, attrs::kBindParam)) {
+      call.reads.push_back(parameterBuffer(param.getValue(), type,
+                                           trainable(param.getValue())));
+      continue;
+    }
+    auto name = func.getArgAttrOfType<StringAttr>(i, attrs::kTensor);
+    if (!name)
+      return func.emitError("argument ") << i << " has no tensor name";
+    call.reads.push_back(tensorBuffer(name.getValue(), type));
+  }
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    auto type = llvm::cast<RankedTensorType>(func.getResultTypes()[i]);
+    auto name = func.getResultAttrOfType<StringAttr>(i, attrs::kTensor);
+    if (!name)
+      return func.emitError("result ") << i << " has no tensor name";
+    if (auto output =
+            func.getResultAttrOfType<StringAttr>(i, attrs::kGraphOutput)) {
+      call.writes.push_back(add(output.getValue(), BufferKind::Output,
+                                activationBytes(type), true));
+      continue;
+    }
+    bool accumulated = false;
+    if (auto params = func.getResultAttrOfType<ArrayAttr>(i, attrs::kParamGrad))
+      for (auto param : params.getAsValueRange<StringAttr>()) {
+        parameterBuffer(param, type, /*isTrainable=*/true);
+        call.writes.push_back(gradientOfParam.find(param)->second);
+        accumulated = true;
+      }
+    if (accumulated && !readTensors.contains(name.getValue()))
+      call.writes.push_back(add(name.getValue(), BufferKind::Workspace,
+                                activationBytes(type), false));
+    else
+      call.writes.push_back(tensorBuffer(name.getValue(), type));
+  }
+  auto kind = func->getAttrOfType<StringAttr>(attrs::kFunctionKind);
+  if (!kind)
+    return func.emitError("stage function has no ") << attrs::kFunctionKind;
+  calls[kind.getValue()] = std::move(call);
+  return success();
+}
+
+void RecordCollector::addCall(int microbatch, StringRef kind,
+                              std::string label,
+                              ArrayRef<int64_t> extraWrites) {
+  memory::ActionRecord record;
+  record.microbatch = microbatch;
+  record.label = std::move(label);
+  record.defines.assign(extraWrites.begin(), extraWrites.end());
+  if (auto it = calls.find(kind); it != calls.end()) {
+    record.uses.assign(it->second.reads.begin(), it->second.reads.end());
+    record.defines.insert(record.defines.end(), it->second.writes.begin(),
+                          it->second.writes.end());
+  }
+  actions.push_back(std::move(record));
+}
+
+LogicalResult RecordCollector::collect(pipeline::ProgramOp program,
+                                       ArrayRef<Operation *> stageFunctions) {
+  for (Operation *op : stageFunctions) {
+    auto func = llvm::cast<func::FuncOp>(op);
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (auto name = func.getArgAttrOfType<StringAttr>(i, attrs::kTensor))
+        readTensors.insert(name.getValue());
+  }
+  program.walk([&](Operation *op) {
+    if (auto send = llvm::dyn_cast<pipeline::SendOp>(op)) {
+      readTensors.insert(send.getTensor());
+      messageTensors.insert(send.getTensor());
+    }
+    if (auto recv = llvm::dyn_cast<pipeline::RecvOp>(op))
+      messageTensors.insert(recv.getTensor());
+  });
+  for (Operation *op : stageFunctions)
+    if (failed(collectFunction(llvm::cast<func::FuncOp>(op))))
+      return failure();
+
+  auto mbLabel = [](StringRef what, int64_t mb) {
+    return (what + "(m" + Twine(mb) + ")").str();
+  };
+  for (Operation &op : program.getBody().front()) {
+    LogicalResult result =
+        llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+            .Case([&](pipeline::ForwardOp f) {
+              // The runtime loads the data inputs right before the forward.
+              addCall(f.getMicrobatch(), "forward",
+                      mbLabel("F", f.getMicrobatch()), dataBuffers);
+              return success();
+            })
+            .Case([&](pipeline::BackwardInputOp b) {
+              addCall(b.getMicrobatch(), "backward_input",
+                      mbLabel("B", b.getMicrobatch()));
+              return success();
+            })
+            .Case([&](pipeline::BackwardWeightOp w) {
+              addCall(w.getMicrobatch(), "backward_weight",
+                      mbLabel("W", w.getMicrobatch()));
+              return success();
+            })
+            .Case([&](pipeline::BackwardOp b) {
+              addCall(b.getMicrobatch(), "backward_input",
+                      mbLabel("B", b.getMicrobatch()));
+              addCall(b.getMicrobatch(), "backward_weight",
+                      mbLabel("W", b.getMicrobatch()));
+              return success();
+            })
+            .Case([&](pipeline::SendOp s) {
+              int64_t id = tensorBuffer(
+                  s.getTensor(), llvm::cast<RankedTensorType>(s.getType()));
+              actions.push_back({static_cast<int>(s.getMicrobatch()),
+                                 {},
+                                 {id},
+                                 mbLabel("send " + s.getTensor().str(),
+                                         s.getMicrobatch())});
+              return success();
+            })
+            .Case([&](pipeline::RecvOp r) {
+              int64_t id = tensorBuffer(
+                  r.getTensor(), llvm::cast<RankedTensorType>(r.getType()));
+              actions.push_back({static_cast<int>(r.getMicrobatch()),
+                                 {id},
+                                 {},
+                                 mbLabel("recv " + r.getTensor().str(),
+                                         r.getMicrobatch())});
+              return success();
+            })
+            .Case([&](pipeline::AllReduceOp a) {
+              memory::ActionRecord record;
+              record.label = ("all_reduce " + a.getTensor()).str();
+              for (auto [id, buffer] : llvm::enumerate(buffers))
+                if (buffer.kind == BufferKind::Gradient &&
+                    buffer.name == a.getTensor())
+                  record.uses.push_back(id);
+              actions.push_back(std::move(record));
+              return success();
+            })
+            .Case([&](pipeline::OptimizerStepOp) {
+              actions.push_back({-1, {}, {}, "optimizer_step"});
+              return success();
+            })
+            .Default([&](Operation *other) {
+              return other->emitError("the memory plan does not know '")
+                     << other->getName() << "'";
+            });
+    if (failed(result))
+      return failure();
+  }
+  tableBuffers = buffers.size();
+
+  // Memory beyond the buffer table: bf16 copies and optimizer state.
+  for (auto [id, elements] : parameterElements) {
+    std::string name = buffers[id].name;
+    if (settings.weightCopies)
+      add("bf16." + name, BufferKind::WeightCopy, elements * 2, false);
+    if (gradientOfParam.count(name))
+      for (int64_t copy = 0; copy < settings.optimizerStateCopies; ++copy)
+        add("state" + std::to_string(copy) + "." + name,
+            BufferKind::OptimizerState, elements * 4, false);
+  }
+  return success();
+}
+
+} // namespace
+
+FailureOr<RankMemoryPlan>
+codegen::planRankMemory(pipeline::ProgramOp program,
+                        ArrayRef<Operation *> stageFunctions,
+                        ArrayAttr parameters, int64_t microbatches,
+                        const MemoryPlanSettings &settings) {
+  RecordCollector collector(settings, parameters);
+  if (failed(collector.collect(program, stageFunctions)))
+    return failure();
+  memory::PlanOptions options;
+  options.microbatches = static_cast<int>(microbatches);
+  options.alignment = settings.alignment;
+  memory::Result<memory::MemoryPlan> plan =
+      memory::planMemory(collector.buffers, collector.actions, options);
+  if (!plan)
+    return program.emitError("rank ")
+           << program.getRank() << ": " << plan.message();
+  RankMemoryPlan result;
+  result.rank = program.getRank();
+  result.stage = program.getStage();
+  result.buffers = std::move(collector.buffers);
+  result.tableBuffers = collector.tableBuffers;
+  result.actions = std::move(collector.actions);
+  result.plan = std::move(*plan);
+  return result;
+}
+
+FailureOr<std::vector<RankMemoryPlan>>
+codegen::planPipelineMemory(ModuleOp pipelineModule,
+                            const MemoryPlanSettings &settings) {
+  auto pipelines = pipelineModule.getOps<pipeline::PipelineOp>();
+  if (pipelines.empty())
+    return pipelineModule.emitError(
+        "no pipeline.pipeline to plan the memory of; run the schedule phase "
+        "first");
+  pipeline::PipelineOp pipe = *pipelines.begin();
+  auto parameters =
+      pipelineModule->getAttrOfType<ArrayAttr>(attrs::kParameters);
+  if (!parameters)
+    return pipelineModule.emitError("the module has no stage functions; run "
+                                    "the partition phase first");
+  std::vector<RankMemoryPlan> ranks;
+  for (auto program : pipe.getBody().getOps<pipeline::ProgramOp>()) {
+    SmallVector<Operation *> stageFunctions;
+    for (auto func : pipelineModule.getOps<func::FuncOp>()) {
+      auto stage = func->getAttrOfType<IntegerAttr>(attrs::kFunctionStage);
+      if (stage && stage.getInt() == program.getStage())
+        stageFunctions.push_back(func);
+    }
+    FailureOr<RankMemoryPlan> rank =
+        planRankMemory(program, stageFunctions, parameters,
+                       pipe.getMicrobatches(), settings);
+    if (failed(rank))
+      return failure();
+    ranks.push_back(std::move(*rank));
+  }
+  return ranks;
+}
+
+void codegen::attachMemoryPlan(ModuleOp rankModule,
+                               const RankMemoryPlan &plan) {
+  Builder b(rankModule.getContext());
+  SmallVector<Attribute> buffers;
+  for (size_t i = 0; i < plan.tableBuffers; ++i)
+    buffers.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("name", b.getStringAttr(plan.buffers[i].name)),
+         b.getNamedAttr("slots",
+                        b.getI64IntegerAttr(plan.plan.buffers[i].slots)),
+         b.getNamedAttr("offset",
+                        b.getI64IntegerAttr(plan.plan.buffers[i].offset))}));
+  rankModule->setAttr(
+      attrs::kMemoryPlan,
+      b.getDictionaryAttr(
+          {b.getNamedAttr("arena_bytes",
+                          b.getI64IntegerAttr(plan.plan.arenaBytes)),
+           b.getNamedAttr("buffers", b.getArrayAttr(buffers))}));
+}
+
+std::optional<TablePlan> codegen::readMemoryPlan(ModuleOp rankModule) {
+  auto dict = rankModule->getAttrOfType<DictionaryAttr>(attrs::kMemoryPlan);
+  if (!dict)
+    return std::nullopt;
+  auto arena = dict.getAs<IntegerAttr>("arena_bytes");
+  auto buffers = dict.getAs<ArrayAttr>("buffers");
+  if (!arena || !buffers)
+    return std::nullopt;
+  TablePlan plan;
+  plan.arenaBytes = arena.getInt();
+  for (Attribute attr : buffers) {
+    auto entry = llvm::dyn_cast<DictionaryAttr>(attr);
+    auto name = entry ? entry.getAs<StringAttr>("name") : StringAttr();
+    auto slots = entry ? entry.getAs<IntegerAttr>("slots") : IntegerAttr();
+    auto offset = entry ? entry.getAs<IntegerAttr>("offset") : IntegerAttr();
+    if (!name || !slots || !offset)
+      return std::nullopt;
+    plan.buffers.push_back({name.str(), slots.getInt(), offset.getInt()});
+  }
+  return plan;
+}
+
+namespace {
+
+/// The report's categories: each a sum of buffer kinds.
+struct Category {
+  const char *key;
+  const char *heading;
+  std::initializer_list<BufferKind> kinds;
+};
+const Category kCategories[] = {
+    {"weights", "weights", {BufferKind::Weight, BufferKind::WeightCopy}},
+    {"gradients", "gradients", {BufferKind::Gradient}},
+    {"optimizer_state", "optimizer", {BufferKind::OptimizerState}},
+    {"activations", "activations", {BufferKind::Activation}},
+    {"transfers", "transfers", {BufferKind::Transfer}},
+    {"data", "data", {BufferKind::DataInput, BufferKind::Output}},
+    {"workspace", "workspace", {BufferKind::Workspace}},
+};
+
+int64_t categoryBytes(const memory::MemoryPlan &plan,
+                      const Category &category) {
+  int64_t sum = 0;
+  for (BufferKind kind : category.kinds)
+    sum += plan.bytesOf(kind);
+  return sum;
+}
+
+/// The most copies of any activation the rank keeps: its micro-batches in
+/// flight.
+int64_t activationsInFlight(const RankMemoryPlan &rank) {
+  int64_t most = 0;
+  for (auto [record, placement] :
+       llvm::zip(rank.buffers, rank.plan.buffers))
+    if (record.kind == BufferKind::Activation)
+      most = std::max(most, placement.slots);
+  return most;
+}
+
+} // namespace
+
+llvm::json::Value codegen::memoryPlanToJSON(ArrayRef<RankMemoryPlan> ranks,
+                                            const MemoryPlanSettings &settings) {
+  llvm::json::Array perRank;
+  for (const RankMemoryPlan &rank : ranks) {
+    llvm::json::Object bytes;
+    int64_t total = 0;
+    for (const Category &category : kCategories) {
+      int64_t value = categoryBytes(rank.plan, category);
+      bytes[category.key] = value;
+      total += value;
+    }
+    bytes["total"] = total;
+    llvm::json::Array buffers;
+    for (size_t i = 0; i < rank.buffers.size(); ++i) {
+      const memory::BufferPlacement &placement = rank.plan.buffers[i];
+      buffers.push_back(llvm::json::Object{
+          {"name", rank.buffers[i].name},
+          {"kind", memory::kindName(rank.buffers[i].kind)},
+          {"bytes", rank.buffers[i].bytes},
+          {"slots", placement.slots},
+          {"offset", placement.offset},
+          {"in_table", i < rank.tableBuffers}});
+    }
+    perRank.push_back(llvm::json::Object{
+        {"rank", rank.rank},
+        {"stage", rank.stage},
+        {"microbatches_in_flight", activationsInFlight(rank)},
+        {"bytes", std::move(bytes)},
+        {"arena_bytes", rank.plan.arenaBytes},
+        {"buffers", std::move(buffers)}});
+  }
+  return llvm::json::Object{
+      {"precision", settings.precision},
+      {"activation_element_bytes", settings.activationElementBytes},
+      {"optimizer_state_copies", settings.optimizerStateCopies},
+      {"alignment", settings.alignment},
+      {"ranks", std::move(perRank)}};
+}
+
+void codegen::printMemoryPlan(ArrayRef<RankMemoryPlan> ranks,
+                              const MemoryPlanSettings &settings,
+                              StringRef schedule, int64_t microbatches,
+                              llvm::raw_ostream &os) {
+  // One unit for the whole table, chosen by the largest arena.
+  int64_t largest = 0;
+  for (const RankMemoryPlan &rank : ranks)
+    largest = std::max(largest, rank.plan.arenaBytes);
+  auto [unitName, unitBytes] =
+      largest < (int64_t{1} << 20)   ? std::pair{"KiB", int64_t{1} << 10}
+      : largest < (int64_t{16} << 30) ? std::pair{"MiB", int64_t{1} << 20}
+                                      : std::pair{"GiB", int64_t{1} << 30};
+  auto mib = [unitBytes = unitBytes](int64_t bytes) {
+    return llvm::formatv("{0:F1}", static_cast<double>(bytes) / unitBytes)
+        .str();
+  };
+  os << "memory plan: " << ranks.size() << " ranks, schedule " << schedule
+     << ", " << microbatches << " micro-batches, " << settings.precision
+     << " (activations " << settings.activationElementBytes
+     << " bytes an element; weights f32"
+     << (settings.weightCopies ? " + a bf16 copy" : "") << "; optimizer state "
+     << settings.optimizerStateCopies << " f32 copies), " << unitName
+     << "\n";
+  os << llvm::formatv("{0,4} {1,5} {2,9}", "rank", "stage", "in-flight");
+  for (const Category &category : kCategories)
+    os << llvm::formatv(" {0,11}", category.heading);
+  os << llvm::formatv(" {0,11} {1,11}\n", "total", "arena");
+  for (const RankMemoryPlan &rank : ranks) {
+    os << llvm::formatv("{0,4} {1,5} {2,9}", rank.rank, rank.stage,
+                        activationsInFlight(rank));
+    int64_t total = 0;
+    for (const Category &category : kCategories) {
+      int64_t value = categoryBytes(rank.plan, category);
+      total += value;
+      os << llvm::formatv(" {0,11}", mib(value));
+    }
+    os << llvm::formatv(" {0,11} {1,11}\n", mib(total),
+                        mib(rank.plan.arenaBytes));
+  }
+}
