@@ -111,6 +111,11 @@ std::string autodiffPipeline(const DriverOptions &options) {
   return text;
 }
 
+/// Mixed precision, on the stage functions once they exist.
+std::string precisionPipeline(const DriverOptions &options) {
+  return "pipecc-lower-precision{precision=" + options.precision + "}";
+}
+
 std::string schedulePipeline(const DriverOptions &options) {
   return "pipecc-schedule{schedule=" + options.schedule +
          " microbatches=" + std::to_string(options.microbatches) +
@@ -298,6 +303,7 @@ int pipecc::runDriver(const DriverOptions &options,
   settings.learningRate = options.learningRate;
   settings.optLevel = options.optLevel;
   settings.inference = options.inference;
+  settings.precision = options.precision;
 
   if (reaches(last, Phase::Autodiff) && !options.inference) {
     if (failed(runPasses(*module, [&](OpPassManager &pm) {
@@ -310,7 +316,8 @@ int pipecc::runDriver(const DriverOptions &options,
   if (reaches(last, Phase::Partition) && options.inference) {
     if (failed(runPasses(*module, [&](OpPassManager &pm) {
           return parsePassPipeline(
-              "pipecc-place-inference,pipecc-split-stages{inference=true}",
+              "pipecc-place-inference,pipecc-split-stages{inference=true}," +
+                  precisionPipeline(options),
               pm);
         })))
       return 1;
@@ -326,7 +333,7 @@ int pipecc::runDriver(const DriverOptions &options,
           partition.microbatches = options.microbatches;
           pm.addPass(createPartition(partition));
           pm.addPass(createSplitStages());
-          return success();
+          return parsePassPipeline(precisionPipeline(options), pm);
         })))
       return 1;
     if (!emitIfAsked(Phase::Partition, *module))

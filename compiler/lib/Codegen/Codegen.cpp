@@ -261,6 +261,7 @@ LogicalResult codegen::emitPipeline(
       {"microbatch_size", settings.microbatchSize},
       {"schedule", pipe.getSchedule().str()},
       {"inference", settings.inference},
+      {"precision", settings.precision},
       // The float32 the ranks compute with, not the double it came from.
       {"learning_rate",
        static_cast<double>(static_cast<float>(settings.learningRate))},

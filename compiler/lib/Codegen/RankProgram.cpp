@@ -107,6 +107,8 @@ private:
 FailureOr<BufferDType> RankHostBuilder::dtypeOf(Type element, Location where) {
   if (element.isF32())
     return BufferDType::F32;
+  if (element.isBF16())
+    return BufferDType::BF16;
   if (element.isInteger(64))
     return BufferDType::I64;
   if (element.isInteger(32))
@@ -131,6 +133,7 @@ FailureOr<int64_t> RankHostBuilder::addBuffer(StringRef name, BufferRole role,
   buffer.perMicrobatch = perMicrobatch;
   buffer.shape.assign(type.getShape().begin(), type.getShape().end());
   int64_t elementBytes = *dtype == BufferDType::I64    ? 8
+                         : *dtype == BufferDType::BF16 ? 2
                          : *dtype == BufferDType::Bool ? 1
                                                        : 4;
   buffer.bytes = type.getNumElements() * elementBytes;

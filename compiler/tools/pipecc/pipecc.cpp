@@ -72,6 +72,12 @@ static cl::opt<std::string>
              cl::desc("Optimisation level of the rank executables: -O0 to "
                       "-O3 (default -O3)"),
              cl::Prefix, cl::init("3"), cl::cat(pipeccCategory));
+static cl::opt<std::string>
+    precision("precision",
+              cl::desc("Arithmetic of the stage functions: fp32 (default) "
+                       "or bf16 (bf16 compute, f32 accumulation, f32 master "
+                       "weights and gradients)"),
+              cl::init("fp32"), cl::cat(pipeccCategory));
 static cl::opt<std::string> elideLimit(
     "elide-elements-larger-than",
     cl::desc("Print constants with more elements as dense_resource "
@@ -207,6 +213,9 @@ int main(int argc, char **argv) {
       pipecc::rt::parseLearningRateOption("--lr", learningRate, numberError);
   if (!lr)
     return fail(numberError);
+  if (precision != "fp32" && precision != "bf16")
+    return fail("--precision " + precision + ": expected fp32 or bf16");
+  options.precision = precision;
   options.schedule = schedule;
   options.partition = partitionStrategy;
   options.cutAfter.assign(cutAfter.begin(), cutAfter.end());

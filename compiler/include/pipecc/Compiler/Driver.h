@@ -44,6 +44,9 @@ struct DriverOptions {
   // Schedule.
   int64_t microbatches = 1;
   std::string schedule = "1f1b";
+  /// "fp32" or "bf16": the stage functions' arithmetic
+  /// (pipecc-lower-precision after the partition phase).
+  std::string precision = "fp32";
   // Codegen.
   double learningRate = 0.1;
   /// LLVM optimisation level of the rank executables, 0 to 3.

@@ -22,7 +22,13 @@ enum class BufferRole : int32_t {
   Scratch = 4,
   Output = 5
 };
-enum class BufferDType : int32_t { F32 = 0, I64 = 1, I32 = 2, Bool = 9 };
+enum class BufferDType : int32_t {
+  F32 = 0,
+  I64 = 1,
+  I32 = 2,
+  BF16 = 5,
+  Bool = 9
+};
 
 /// One entry of a rank's buffer table (pipecc_rt_buffer_desc).
 struct Buffer {
@@ -50,6 +56,8 @@ struct RankSettings {
   /// The loss is a mean over counted labels: every rank scales its gradients
   /// by 1 / the step's label count instead of 1 / microbatches.
   bool countedMeanLoss = false;
+  /// --precision: "fp32" or "bf16" (recorded in the manifest).
+  std::string precision = "fp32";
 };
 
 /// Appends to `rankModule` (whose stage functions of the rank's stage are
