@@ -35,7 +35,7 @@ def train(args, stages, precision):
     shutil.rmtree(out, ignore_errors=True)
     run([args.pipecc, os.path.join(args.case, args.model), "--stages",
          str(stages), "--microbatches", str(args.microbatches),
-         "--precision", precision, "-o", out])
+         "--precision", precision, "-o", out] + args.pipecc_flag)
     with open(os.path.join(out, "pipeline.json")) as f:
         recorded = json.load(f).get("precision")
     grads = os.path.join(args.work, name + ".grads.safetensors")
@@ -57,6 +57,9 @@ def main():
     parser.add_argument("--microbatches", type=int, default=2)
     parser.add_argument("--loss-rtol", type=float, required=True)
     parser.add_argument("--grad-tol", type=float, required=True)
+    parser.add_argument("--pipecc-flag", action="append", default=[],
+                        help="an extra pipecc option, e.g. "
+                             "--pipecc-flag=-O0 (repeatable)")
     args = parser.parse_args()
 
     os.makedirs(args.work, exist_ok=True)
