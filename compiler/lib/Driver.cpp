@@ -114,6 +114,11 @@ std::string autodiffPipeline(const DriverOptions &options) {
   return text;
 }
 
+/// Mixed precision, on the stage functions once they exist.
+std::string precisionPipeline(const DriverOptions &options) {
+  return "pipecc-lower-precision{precision=" + options.precision + "}";
+}
+
 std::string schedulePipeline(const DriverOptions &options) {
   return "pipecc-schedule{schedule=" + options.schedule +
          " microbatches=" + std::to_string(options.microbatches) +
@@ -332,6 +337,7 @@ int pipecc::runDriver(const DriverOptions &options,
   settings.target.gpuArch = options.gpuArch;
   settings.target.optLevel = options.optLevel;
   settings.inference = options.inference;
+  settings.precision = options.precision;
 
   if (reaches(last, Phase::Autodiff) && !options.inference) {
     if (failed(runPasses(*module, [&](OpPassManager &pm) {
@@ -344,7 +350,8 @@ int pipecc::runDriver(const DriverOptions &options,
   if (reaches(last, Phase::Partition) && options.inference) {
     if (failed(runPasses(*module, [&](OpPassManager &pm) {
           return parsePassPipeline(
-              "pipecc-place-inference,pipecc-split-stages{inference=true}",
+              "pipecc-place-inference,pipecc-split-stages{inference=true}," +
+                  precisionPipeline(options),
               pm);
         })))
       return 1;
@@ -360,7 +367,7 @@ int pipecc::runDriver(const DriverOptions &options,
           partition.microbatches = options.microbatches;
           pm.addPass(createPartition(partition));
           pm.addPass(createSplitStages());
-          return success();
+          return parsePassPipeline(precisionPipeline(options), pm);
         })))
       return 1;
     if (!emitIfAsked(Phase::Partition, *module))

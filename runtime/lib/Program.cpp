@@ -80,7 +80,7 @@ void validateProgram(const pipecc_rt_rank_program *program, int rank,
         desc.role > PIPECC_RT_ROLE_OUTPUT)
       fail(where, ": unknown role ", desc.role);
     if ((desc.dtype < PIPECC_RT_F32 || desc.dtype > PIPECC_RT_I32) &&
-        desc.dtype != PIPECC_RT_BOOL)
+        desc.dtype != PIPECC_RT_BF16 && desc.dtype != PIPECC_RT_BOOL)
       fail(where, ": unknown dtype ", desc.dtype);
     if (desc.bytes < 0 || desc.num_dims < 0 ||
         (desc.num_dims > 0 && !desc.shape))

@@ -283,6 +283,7 @@ LogicalResult codegen::emitPipeline(
       {"schedule", pipe.getSchedule().str()},
       {"target", settings.target.name},
       {"inference", settings.inference},
+      {"precision", settings.precision},
       // The float32 the ranks compute with, not the double it came from.
       {"learning_rate",
        static_cast<double>(static_cast<float>(settings.learningRate))},

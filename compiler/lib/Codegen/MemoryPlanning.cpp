@@ -30,10 +30,11 @@ codegen::memoryPlanSettingsFor(StringRef precision) {
   return settings;
 }
 
-MemoryPlanSettings codegen::memoryPlanSettingsFor(const RankSettings &) {
-  // The CPU target computes in f32; --precision bf16 is read here once the
-  // rank settings carry it.
-  return *memoryPlanSettingsFor("fp32");
+MemoryPlanSettings
+codegen::memoryPlanSettingsFor(const RankSettings &settings) {
+  // The driver accepts only fp32 and bf16.
+  return memoryPlanSettingsFor(settings.precision)
+      .value_or(*memoryPlanSettingsFor("fp32"));
 }
 
 namespace {

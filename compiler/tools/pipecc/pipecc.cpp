@@ -87,6 +87,12 @@ static cl::opt<std::string>
             cl::desc("GPU architecture of --target cuda: sm_75, sm_80, "
                      "sm_86, sm_87, sm_89, sm_90 (default) or sm_90a"),
             cl::init("sm_90"), cl::cat(pipeccCategory));
+static cl::opt<std::string>
+    precision("precision",
+              cl::desc("Arithmetic of the stage functions: fp32 (default) "
+                       "or bf16 (bf16 compute, f32 accumulation, f32 master "
+                       "weights and gradients)"),
+              cl::init("fp32"), cl::cat(pipeccCategory));
 static cl::opt<std::string> elideLimit(
     "elide-elements-larger-than",
     cl::desc("Print constants with more elements as dense_resource "
@@ -226,6 +232,9 @@ int main(int argc, char **argv) {
     return fail(numberError);
   options.target = target;
   options.gpuArch = gpuArch;
+  if (precision != "fp32" && precision != "bf16")
+    return fail("--precision " + precision + ": expected fp32 or bf16");
+  options.precision = precision;
   options.schedule = schedule;
   options.partition = partitionStrategy;
   options.cutAfter.assign(cutAfter.begin(), cutAfter.end());

@@ -141,6 +141,8 @@ FailureOr<pipecc_rt_dtype> RankHostBuilder::dtypeOf(Type element,
                                                     Location where) {
   if (element.isF32())
     return PIPECC_RT_F32;
+  if (element.isBF16())
+    return PIPECC_RT_BF16;
   if (element.isInteger(64))
     return PIPECC_RT_I64;
   if (element.isInteger(32))
@@ -166,6 +168,7 @@ FailureOr<int64_t> RankHostBuilder::addBuffer(StringRef name,
   buffer.perMicrobatch = perMicrobatch;
   buffer.shape.assign(type.getShape().begin(), type.getShape().end());
   int64_t elementBytes = *dtype == PIPECC_RT_I64    ? 8
+                         : *dtype == PIPECC_RT_BF16 ? 2
                          : *dtype == PIPECC_RT_BOOL ? 1
                                                     : 4;
   buffer.bytes = type.getNumElements() * elementBytes;

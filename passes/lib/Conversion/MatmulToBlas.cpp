@@ -1,5 +1,8 @@
 //===- MatmulToBlas.cpp - f32 linalg matmuls on memrefs to sgemm calls ----===//
 //
+// bf16 operands (a bf16 matmul accumulating into f32, see Contraction.cpp)
+// are extended to f32 copies first: sgemm then computes exactly the f32
+// accumulation of the bf16 products.
 // The runtime's kernels (runtime/include/pipecc/Runtime/Runtime.h):
 //   void pipecc_rt_sgemm(int32_t trans_a, int32_t trans_b, int64_t m,
 //       int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
@@ -39,6 +42,36 @@ namespace {
 constexpr llvm::StringLiteral kSgemm = "pipecc_rt_sgemm";
 constexpr llvm::StringLiteral kSgemmBatched = "pipecc_rt_sgemm_batched";
 
+/// A bf16 memref of static shape: a matmul operand the pass extends to an
+/// f32 copy first (the product of bf16 values accumulated in f32).
+bool isExtendableOperand(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  return type && type.getElementType().isBF16() && type.hasStaticShape();
+}
+
+/// An f32 copy of the bf16 memref `value` (exact: every bf16 is an f32),
+/// deallocated after `after`.
+Value extendToF32(OpBuilder &b, Location loc, Value value, Operation *after) {
+  auto type = cast<MemRefType>(value.getType());
+  auto wide = MemRefType::get(type.getShape(), b.getF32Type());
+  Value copy = b.create<memref::AllocOp>(loc, wide);
+  AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> parallel(type.getRank(),
+                                            utils::IteratorType::parallel);
+  b.create<linalg::GenericOp>(
+      loc, ValueRange{value}, ValueRange{copy},
+      SmallVector<AffineMap>{identity, identity}, parallel,
+      [&](OpBuilder &nested, Location at, ValueRange args) {
+        nested.create<linalg::YieldOp>(
+            at, nested.create<arith::ExtFOp>(at, nested.getF32Type(), args[0])
+                    .getResult());
+      });
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfter(after);
+  b.create<memref::DeallocOp>(loc, copy);
+  return copy;
+}
+
 struct MatmulToBlasPass : pipecc::impl::MatmulToBlasBase<MatmulToBlasPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -46,9 +79,13 @@ struct MatmulToBlasPass : pipecc::impl::MatmulToBlasBase<MatmulToBlasPass> {
     module.walk([&](linalg::LinalgOp op) {
       if (!op.hasPureBufferSemantics() || !classifyGemm(op))
         return;
-      if (llvm::all_of(op->getOperands(), [&](Value v) {
-            return isRowMajorOperand(v, Float32Type::get(&getContext()));
-          }))
+      auto linalgOp = cast<linalg::LinalgOp>(op.getOperation());
+      Type f32 = Float32Type::get(&getContext());
+      bool inputsOk =
+          llvm::all_of(linalgOp.getDpsInputs(), [&](Value input) {
+            return isRowMajorOperand(input, f32) || isExtendableOperand(input);
+          });
+      if (inputsOk && isRowMajorOperand(linalgOp.getDpsInits()[0], f32))
         matmuls.push_back(op);
     });
     if (matmuls.empty())
@@ -88,6 +125,10 @@ struct MatmulToBlasPass : pipecc::impl::MatmulToBlasBase<MatmulToBlasPass> {
         ++numZeroFillsFolded;
       }
 
+      if (isExtendableOperand(a))
+        a = extendToF32(builder, loc, a, op);
+      if (isExtendableOperand(b))
+        b = extendToF32(builder, loc, b, op);
       GemmOperand opA = unpackGemmOperand(builder, loc, a),
                   opB = unpackGemmOperand(builder, loc, b),
                   opC = unpackGemmOperand(builder, loc, c);

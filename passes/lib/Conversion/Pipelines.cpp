@@ -82,6 +82,8 @@ void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
         createMapLoopsToGPU({options.gpuLoopsBlockSize}));
   else
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // x86-64 stores bf16 but has no bf16 arithmetic (--precision bf16).
+  pm.addPass(createEmulateBF16());
   // Before MathToLLVM: exp, erf and tanh inline, not a libm call each.
   pm.addPass(createApproximateMath());
   pm.addPass(memref::createExpandStridedMetadataPass());

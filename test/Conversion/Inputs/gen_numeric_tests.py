@@ -432,6 +432,67 @@ return %0 : {tensor_type(table1)}""", [scattered1]),
     ]
 
 
+def round_bf16(x):
+    """The bfloat16 nearest each value (ties to even), as float32; the
+    values must be exact in float32 (the cases below are)."""
+    x = np.asarray(x, dtype=np.float64)
+    x32 = x.astype(np.float32)
+    assert np.array_equal(x32.astype(np.float64), x), "not exact in f32"
+    bits = x32.view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+    return rounded.astype(np.uint32).view(np.float32)
+
+
+def bf16():
+    """bf16 arithmetic on the CPU (pipecc-emulate-bf16, bf16 matmuls): each
+    result is the bf16 nearest the exact one, ties to even; a matmul
+    accumulates in f32 and rounds once."""
+    u = 2.0 ** -8
+    ones = np.ones(4, np.float32)
+    addend = np.array([u, 3 * u, 1.5 * u, -u], np.float32)
+    lhs = np.array([[1.0] + [2.0 ** -9] * 16], np.float32)
+    rhs = np.ones((17, 1), np.float32)
+    # Halfway between neighbours (1 and 1 + 2u): to the even one; just
+    # above halfway: up.
+    unrounded = np.array([1 + u, 1 + 3 * u, 1 + u + 2.0 ** -20, -(1 + u)],
+                         np.float32)
+    factor = np.array([1 + 2 * u, 3.0, -1.5, 0.5], np.float32)
+
+    def cast(t):
+        return t.replace("f32", "bf16")
+
+    t4 = tensor_type(ones)
+    return [
+        Case("add_ties", [ones, addend], f"""
+%0 = graph.cast %a0 : {t4} -> {cast(t4)}
+%1 = graph.cast %a1 : {t4} -> {cast(t4)}
+%2 = graph.add %0, %1 : {cast(t4)}, {cast(t4)}
+%3 = graph.cast %2 : {cast(t4)} -> {t4}
+return %3 : {t4}""", [round_bf16(ones.astype(np.float64) + addend)]),
+        Case("mul_exp", [factor], f"""
+%0 = graph.cast %a0 : {t4} -> {cast(t4)}
+%1 = graph.mul %0, %0 : {cast(t4)}, {cast(t4)}
+%2 = graph.exp %0 : {cast(t4)}
+%3 = graph.cast %1 : {cast(t4)} -> {t4}
+%4 = graph.cast %2 : {cast(t4)} -> {t4}
+return %3, %4 : {t4}, {t4}""",
+             [round_bf16(factor.astype(np.float64) ** 2),
+              round_bf16(np.exp(factor).astype(np.float32).astype(np.float64))]),
+        Case("truncate_ties", [unrounded], f"""
+%0 = graph.cast %a0 : {t4} -> {cast(t4)}
+%1 = graph.cast %0 : {cast(t4)} -> {t4}
+return %1 : {t4}""", [round_bf16(unrounded.astype(np.float64))]),
+        # bf16 accumulation would lose every 2^-9 added to 1.
+        Case("matmul_f32_accumulation", [lhs, rhs], f"""
+%0 = graph.cast %a0 : {tensor_type(lhs)} -> {cast(tensor_type(lhs))}
+%1 = graph.cast %a1 : {tensor_type(rhs)} -> {cast(tensor_type(rhs))}
+%2 = graph.matmul %0, %1 : {cast(tensor_type(lhs))}, {cast(tensor_type(rhs))} -> tensor<1x1xbf16>
+%3 = graph.cast %2 : tensor<1x1xbf16> -> tensor<1x1xf32>
+return %3 : tensor<1x1xf32>""",
+             [round_bf16(lhs.astype(np.float64) @ rhs.astype(np.float64))]),
+    ]
+
+
 if __name__ == "__main__":
     write("elementwise-run.mlir", "Elementwise graph ops, lowered and run.",
           elementwise())
@@ -442,6 +503,8 @@ if __name__ == "__main__":
     write("loss-run.mlir", "Softmax and losses, lowered and run.", loss())
     write("indexing-run.mlir", "Selection, slicing and gathers, lowered and "
           "run.", indexing())
+    write("bf16-run.mlir", "bf16 arithmetic and matmuls, lowered and run.",
+          bf16())
     write_bare("stage-bare-ptr-run.mlir",
                "A split stage function in the rank programs' calling "
                "convention, run.", stage())

@@ -19,6 +19,8 @@ struct RankSettings {
   /// A forward-only program (--inference): no loss, no optimizer; the
   /// runtime writes the graph outputs.
   bool inference = false;
+  /// --precision: "fp32" or "bf16" (recorded in the manifest).
+  std::string precision = "fp32";
   /// The target, its GPU architecture and the LLVM optimisation level.
   target::TargetOptions target;
 };

@@ -52,6 +52,9 @@ struct DriverOptions {
   std::string target = "cpu";
   /// The GPU architecture of --target cuda (--gpu-arch).
   std::string gpuArch = "sm_90";
+  /// "fp32" or "bf16": the stage functions' arithmetic
+  /// (pipecc-lower-precision after the partition phase).
+  std::string precision = "fp32";
   double learningRate = 0.1;
   /// LLVM optimisation level of the rank executables, 0 to 3.
   unsigned optLevel = 3;

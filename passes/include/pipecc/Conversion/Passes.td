@@ -353,6 +353,23 @@ def CUDAWorkspaceAllocations : Pass<"pipecc-cuda-workspace-allocations",
     a stage function. Functions inside `gpu.module`s are left alone.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+def EmulateBF16 : Pass<"pipecc-emulate-bf16", "::mlir::ModuleOp"> {
+  let summary = "Computes bf16 arith and math ops in f32, rounding each "
+                "result to bf16";
+  let description = [{
+    For targets without bf16 arithmetic (the CPU target: x86-64 has bf16
+    storage only). Every arith and math op on bf16 extends its operands to
+    f32, computes in f32 and truncates the result to bf16 with
+    round-to-nearest-even: the result is the bf16 nearest the exact
+    result of the op on bf16 inputs whenever the f32 result is (f32 has
+    more than twice bf16's 8-bit significand, so the double rounding of
+    +, -, *, / and sqrt is exact). The `arith.extf`/`arith.truncf`
+    between bf16 and f32 then become integer operations on the bit
+    patterns (NaN stays NaN), so no compiler-runtime call is needed.
+    Runs on loops (after linalg is lowered), before the arith and math
+    lowerings to LLVM. Modules without bf16 are unchanged.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
 #endif // PIPECC_CONVERSION_PASSES_TD

@@ -241,4 +241,41 @@ def FuseNorms : Pass<"pipecc-fuse-norms", "::mlir::func::FuncOp"> {
   ];
 }
 
+def LowerPrecision : Pass<"pipecc-lower-precision", "::mlir::ModuleOp"> {
+  let summary = "Computes the stage functions in bf16 with f32 accumulation "
+                "and f32 master weights";
+  let description = [{
+    Runs on the stage functions of the partition phase (functions with a
+    `pipeline.kind`). With `precision=bf16`, every f32 tensor becomes bf16
+    except:
+      * parameters and data inputs (the master weights the optimizer
+        updates stay f32; `graph.cast` rounds them to bf16 where they are
+        used), parameter gradients, the loss and its label count, and the
+        graph outputs of an inference compile, which stay f32 in the
+        function signatures;
+      * the results of ops that accumulate: reductions (`reduce_sum`,
+        `reduce_mean`, `cumsum`), softmax and log-softmax, layer and RMS
+        normalisation, the losses and their gradients, `gather_grad`,
+        average pooling, `label_count` and `cast`. They read f32 (bf16
+        operands are extended exactly) and produce f32; a bf16 consumer
+        rounds their result once;
+      * convolutions, which read their operands rounded to bf16 and
+        accumulate in f32;
+      * ops with only scalar results (the loss, its scaling, the seed of
+        the backward), which compute in f32.
+    Matrix products take bf16 operands and produce bf16; their lowering
+    accumulates in f32 and rounds once. Activations stashed for the
+    backward and the tensors sent between stages are bf16, half the bytes.
+    With `precision=fp32` the pass changes nothing.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"bf16\"",
+           "fp32 (no change) or bf16">,
+  ];
+  let dependentDialects = ["::pipecc::graph::GraphDialect"];
+  let statistics = [
+    Statistic<"numCasts", "casts", "graph.cast ops inserted">,
+  ];
+}
+
 #endif // PIPECC_PASSES_PASSES_TD

@@ -17,6 +17,7 @@
 
 #include "pipecc/Dialect/Graph/GraphOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -52,9 +53,14 @@ Value createContraction(OpBuilder &b, Location loc, Value lhs, Value rhs,
     lhs = transposeInner(b, loc, lhs);
     transposeLhs = false;
   }
-  Value zero = createFloat(b, loc, resultType.getElementType(), 0.0);
-  Value init = createFilled(b, loc, resultType, zero);
-  SmallVector<Type> types = {resultType};
+  // Floats narrower than f32 (bf16) accumulate in f32 and round once.
+  RankedTensorType accumulatorType = resultType;
+  if (resultType.getElementType().getIntOrFloatBitWidth() < 32)
+    accumulatorType =
+        RankedTensorType::get(resultType.getShape(), b.getF32Type());
+  Value zero = createFloat(b, loc, accumulatorType.getElementType(), 0.0);
+  Value init = createFilled(b, loc, accumulatorType, zero);
+  SmallVector<Type> types = {accumulatorType};
   SmallVector<Value> inputs = {lhs, rhs};
   Operation *op;
   if (transposeLhs)
@@ -63,7 +69,24 @@ Value createContraction(OpBuilder &b, Location loc, Value lhs, Value rhs,
     op = b.create<TransB>(loc, types, inputs, init);
   else
     op = b.create<Plain>(loc, types, inputs, init);
-  return op->getResult(0);
+  if (accumulatorType == resultType)
+    return op->getResult(0);
+  unsigned rank = resultType.getRank();
+  AffineMap identity = b.getMultiDimIdentityMap(rank);
+  Value rounded = b.create<tensor::EmptyOp>(loc, resultType.getShape(),
+                                            resultType.getElementType());
+  return b
+      .create<linalg::GenericOp>(
+          loc, resultType, op->getResult(0), rounded,
+          SmallVector<AffineMap>{identity, identity}, getIterators(rank),
+          [&](OpBuilder &nested, Location at, ValueRange args) {
+            nested.create<linalg::YieldOp>(
+                at, nested
+                        .create<arith::TruncFOp>(
+                            at, resultType.getElementType(), args[0])
+                        .getResult());
+          })
+      .getResult(0);
 }
 
 /// Broadcasts the batch dims of a matrix operand to `batchShape` and

@@ -65,6 +65,9 @@ typedef enum pipecc_rt_dtype {
   PIPECC_RT_F32 = 0,
   PIPECC_RT_I64 = 1,
   PIPECC_RT_I32 = 2,
+  /* bfloat16 activations (--precision bf16); parameters, gradients and
+   * data inputs stay F32. */
+  PIPECC_RT_BF16 = 5,
   /* One byte per element, 0 or 1 (numpy's bool). */
   PIPECC_RT_BOOL = 9
 } pipecc_rt_dtype;

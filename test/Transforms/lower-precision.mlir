@@ -1,0 +1,74 @@
+// pipecc-lower-precision on hand-written stage functions: which values turn
+// bf16, where graph.cast goes, and which signatures stay f32.
+// RUN: pipecc-opt %s -pipecc-lower-precision | FileCheck %s
+// RUN: pipecc-opt %s -pipecc-lower-precision=precision=fp32 | FileCheck %s --check-prefix=FP32
+// RUN: not pipecc-opt %s -pipecc-lower-precision=precision=fp16 2>&1 | FileCheck %s --check-prefix=BAD
+
+// FP32-NOT: bf16
+// BAD: unknown precision 'fp16'; expected fp32 or bf16
+
+// The parameter (master weight) and the data input stay f32 arguments and
+// are rounded where used; the sent activation "a1" and the stashed "a0"
+// become bf16 results; the matmul and the add run in bf16; softmax reads
+// f32 and its result is rounded once for the next matmul.
+// CHECK-LABEL: func.func @stage0_forward
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32> {pipeline.input = "x"
+// CHECK-SAME: %[[W:.*]]: tensor<8x8xf32> {pipeline.param = "w"
+// CHECK-SAME: -> (tensor<4x8xbf16> {pipeline.tensor = "a0"}, tensor<4x8xbf16> {pipeline.tensor = "a1"})
+// CHECK-DAG: %[[WB:.*]] = graph.cast %[[W]] : tensor<8x8xf32> -> tensor<8x8xbf16>
+// CHECK-DAG: %[[XB:.*]] = graph.cast %[[X]] : tensor<4x8xf32> -> tensor<4x8xbf16>
+// CHECK: %[[MM:.*]] = graph.matmul %[[XB]], %[[WB]] : tensor<4x8xbf16>, tensor<8x8xbf16> -> tensor<4x8xbf16>
+// CHECK: %[[MMF:.*]] = graph.cast %[[MM]] : tensor<4x8xbf16> -> tensor<4x8xf32>
+// CHECK: %[[SM:.*]] = graph.softmax %[[MMF]] {{.*}}: tensor<4x8xf32>
+// CHECK: %[[SMB:.*]] = graph.cast %[[SM]] : tensor<4x8xf32> -> tensor<4x8xbf16>
+// CHECK: %[[OUT:.*]] = graph.add %[[SMB]], %[[MM]] : tensor<4x8xbf16>, tensor<4x8xbf16>
+// CHECK: return %[[MM]], %[[OUT]] : tensor<4x8xbf16>, tensor<4x8xbf16>
+func.func @stage0_forward(%x: tensor<4x8xf32> {pipeline.input = "x", pipeline.tensor = "x"}, %w: tensor<8x8xf32> {pipeline.param = "w", pipeline.tensor = "w"}) -> (tensor<4x8xf32> {pipeline.tensor = "a0"}, tensor<4x8xf32> {pipeline.tensor = "a1"}) attributes {pipeline.kind = "forward", pipeline.recv = [], pipeline.send = ["a1"], pipeline.stage = 0 : i64} {
+  %0 = graph.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+  %1 = graph.softmax %0 axis = 1 : tensor<4x8xf32>
+  %2 = graph.add %1, %0 : tensor<4x8xf32>, tensor<4x8xf32>
+  return %0, %2 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// The received activation is bf16; the loss and its scaling are scalars and
+// stay f32; the loss result is f32.
+// CHECK-LABEL: func.func @stage1_forward
+// CHECK-SAME: %[[A:.*]]: tensor<4x8xbf16> {pipeline.tensor = "a1"}
+// CHECK-SAME: -> (tensor<f32> {pipeline.loss, pipeline.tensor = "loss"})
+// CHECK: %[[AF:.*]] = graph.cast %[[A]] : tensor<4x8xbf16> -> tensor<4x8xf32>
+// CHECK: %[[L:.*]] = graph.mse_loss %[[AF]], %{{.*}} : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<f32>
+// CHECK: %[[S:.*]] = graph.mul %[[L]], %{{.*}} : tensor<f32>, tensor<f32>
+// CHECK: return %[[S]] : tensor<f32>
+func.func @stage1_forward(%a: tensor<4x8xf32> {pipeline.tensor = "a1"}, %t: tensor<4x8xf32> {pipeline.input = "t", pipeline.tensor = "t"}) -> (tensor<f32> {pipeline.loss, pipeline.tensor = "loss"}) attributes {pipeline.kind = "forward", pipeline.recv = ["a1"], pipeline.send = [], pipeline.stage = 1 : i64} {
+  %l = graph.mse_loss %a, %t : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<f32>
+  %two = graph.constant dense<2.0> : tensor<f32>
+  %s = graph.mul %l, %two : tensor<f32>, tensor<f32>
+  return %s : tensor<f32>
+}
+
+// The stashed activation "a0" is read as bf16 (one type per tensor name);
+// the weight gradient is a bf16 matmul whose result is extended into the f32
+// gradient; the bias-style reduction accumulates in f32.
+// CHECK-LABEL: func.func @stage0_backward_weight
+// CHECK-SAME: %[[A0:.*]]: tensor<4x8xbf16> {pipeline.tensor = "a0"}
+// CHECK-SAME: %[[G:.*]]: tensor<4x8xbf16> {pipeline.tensor = "g1"}
+// CHECK-SAME: -> (tensor<8x8xf32> {pipeline.param_grad = ["w"]
+// CHECK-SAME: tensor<8xf32> {pipeline.param_grad = ["b"]
+// CHECK-DAG: %[[GF:.*]] = graph.cast %[[G]] : tensor<4x8xbf16> -> tensor<4x8xf32>
+// CHECK-DAG: %[[DW:.*]] = graph.matmul %[[A0]], %[[G]] transpose_lhs : tensor<4x8xbf16>, tensor<4x8xbf16> -> tensor<8x8xbf16>
+// CHECK-DAG: %[[DWF:.*]] = graph.cast %[[DW]] : tensor<8x8xbf16> -> tensor<8x8xf32>
+// CHECK-DAG: %[[DB:.*]] = graph.reduce_sum %[[GF]] axes = [0] : tensor<4x8xf32> -> tensor<8xf32>
+// CHECK: return %[[DWF]], %[[DB]] : tensor<8x8xf32>, tensor<8xf32>
+func.func @stage0_backward_weight(%a0: tensor<4x8xf32> {pipeline.tensor = "a0"}, %g: tensor<4x8xf32> {pipeline.tensor = "g1"}) -> (tensor<8x8xf32> {pipeline.param_grad = ["w"], pipeline.tensor = "g2"}, tensor<8xf32> {pipeline.param_grad = ["b"], pipeline.tensor = "g3"}) attributes {pipeline.kind = "backward_weight", pipeline.stage = 0 : i64} {
+  %0 = graph.matmul %a0, %g transpose_lhs : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<8x8xf32>
+  %1 = graph.reduce_sum %g axes = [0] : tensor<4x8xf32> -> tensor<8xf32>
+  return %0, %1 : tensor<8x8xf32>, tensor<8xf32>
+}
+
+// Functions that are not stage functions are left alone.
+// CHECK-LABEL: func.func @helper
+// CHECK-NOT: bf16
+func.func @helper(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = graph.relu %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
