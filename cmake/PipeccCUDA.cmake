@@ -5,7 +5,10 @@
 #
 # Sets, for the CMakeLists that build CUDA code (runtime/lib/CUDA, the CUDA
 # stage-lowering pipeline, tests):
-#   PIPECC_CUDA_ENABLED     ON when the CUDA parts are built
+#   PIPECC_CUDA_ENABLED     ON when the CUDA parts are built; a normal
+#                           variable PIPECC_ENABLE_CUDA (shadowing the cache
+#                           entry) says the same, so `if(PIPECC_ENABLE_CUDA)`
+#                           reads "the CUDA parts are built" everywhere
 #   CUDAToolkit_*           from CMake's FindCUDAToolkit (CUDA::cudart,
 #                           CUDA::cublasLt, CUDA::cuda_driver, ...)
 #   PIPECC_NCCL_LIBRARY     libnccl (found by library search: the toolkit
@@ -25,14 +28,17 @@ set_property(CACHE PIPECC_ENABLE_CUDA PROPERTY STRINGS AUTO ON OFF)
 set(PIPECC_CUDA_ARCHITECTURES 90 CACHE STRING
   "GPU architectures of the runtime's CUDA kernels (CMAKE_CUDA_ARCHITECTURES)")
 
-set(PIPECC_CUDA_ENABLED OFF)
 string(TOUPPER "${PIPECC_ENABLE_CUDA}" _pipecc_cuda_mode)
+set(_pipecc_cuda_asked ${PIPECC_ENABLE_CUDA})
+# From here on (every return below) the answer is OFF unless set to ON last.
+set(PIPECC_CUDA_ENABLED OFF)
+set(PIPECC_ENABLE_CUDA OFF)
 if(_pipecc_cuda_mode STREQUAL "AUTO")
   set(_pipecc_cuda_required OFF)
-elseif(PIPECC_ENABLE_CUDA)
+elseif(_pipecc_cuda_asked)
   set(_pipecc_cuda_required ON)
 else()
-  message(STATUS "CUDA target: off (PIPECC_ENABLE_CUDA=${PIPECC_ENABLE_CUDA})")
+  message(STATUS "CUDA target: off (PIPECC_ENABLE_CUDA=${_pipecc_cuda_asked})")
   return()
 endif()
 
@@ -113,6 +119,7 @@ find_program(PIPECC_CUOBJDUMP cuobjdump
         $ENV{HOME}/.cache/pipecc/cuda-tools/nvidia/cu13/bin)
 
 set(PIPECC_CUDA_ENABLED ON)
+set(PIPECC_ENABLE_CUDA ON)
 message(STATUS "CUDA target: on (CUDA ${CUDAToolkit_VERSION} at "
   "${CUDAToolkit_BIN_DIR}, NCCL ${PIPECC_NCCL_LIBRARY}, architectures "
   "${CMAKE_CUDA_ARCHITECTURES}, cuobjdump ${PIPECC_CUOBJDUMP})")
