@@ -146,14 +146,7 @@ add_check() { # name model P transport_key
 for case_name in mlp_relu tiny_gpt_untied; do
   note "compiling $case_name (CPU reference, CUDA P = 1, 2, 4)"
   data=$staging/data/$case_name
-  python3 - "$cases/$case_name/inputs.npz" "$data" <<'EOF'
-import os, sys
-import numpy as np
-inputs = np.load(sys.argv[1])
-os.makedirs(sys.argv[2], exist_ok=True)
-for key in inputs.files:
-    np.save(os.path.join(sys.argv[2], key + ".npy"), inputs[key])
-EOF
+  python3 "$root/scripts/npz_to_data.py" "$cases/$case_name/inputs.npz" "$data"
   compile "$case_name for the CPU reference" "$cases/$case_name/model.onnx" \
     --stages 1 --microbatches 4 --target cpu -o "$work/$case_name.cpu" --force
   if ! "$work/$case_name.cpu/launch" --steps 1 --quiet --data "$data" \
@@ -188,18 +181,8 @@ for p in 1 2; do
   dest=$staging/models/bench_mlp/p$p
   copy_output "$work/bench.p$p" "$dest" no
   # The weights' names, dtypes and shapes (safetensors headers).
-  python3 - "$work/bench.p$p" "$dest/weights.json" <<'EOF'
-import glob, json, os, struct, sys
-tensors = {}
-for path in sorted(glob.glob(os.path.join(sys.argv[1], "rank*.safetensors"))):
-    with open(path, "rb") as f:
-        (n,) = struct.unpack("<Q", f.read(8))
-        header = json.loads(f.read(n))
-    for name, info in header.items():
-        if name != "__metadata__":
-            tensors[name] = {"dtype": info["dtype"], "shape": info["shape"]}
-json.dump({"tensors": tensors}, open(sys.argv[2], "w"), indent=1, sort_keys=True)
-EOF
+  python3 "$root/scripts/gpu_check_lib.py" describe-weights "$work/bench.p$p" \
+    "$dest/weights.json"
   transport=nccl
   [ "$p" = 1 ] || transport=host_staged
   bench_json+=("{\"name\": \"bench_mlp bf16 P=$p $transport\", \"dir\": \"models/bench_mlp/p$p\", \"stages\": $p, \"microbatches\": $m, \"transport\": \"$transport\", \"weights\": \"models/bench_mlp/p$p/weights.json\", \"steps\": 30, \"warmup_steps\": 5, \"model_flops\": $flops}")

@@ -9,6 +9,10 @@ here), so it runs on the bare GPU machine.
   gpu_check_lib.py needed FILE...      FILE: its DT_NEEDED libraries
   gpu_check_lib.py bench-report LOG FLOPS_PER_SAMPLE WARMUP PEAK_TFLOPS
                                        samples/s, TFLOP/s, MFU as JSON
+  gpu_check_lib.py describe-weights OUTDIR OUT.json
+                                       the names, dtypes and shapes of a
+                                       compiled output's rank*.safetensors
+                                       (for make_weights.py; gpu-bundle.sh)
 
 plan prints, separated by "|":
   probe     PATH
@@ -155,7 +159,8 @@ def validate(root):
         return True
 
     executables = []
-    for rel in [bundle["probe"], bundle["kernel_tests"], "gpu-check.sh"]:
+    need_file("gpu-check.sh", executable=True)
+    for rel in [bundle["probe"], bundle["kernel_tests"]]:
         if need_file(rel, executable=True):
             executables.append(rel)
     for rel in ["scripts/compare_grads.py", "scripts/make_weights.py",
@@ -202,8 +207,7 @@ def validate(root):
     for rel in executables:
         needed = elf_needed(os.path.join(root, rel))
         if needed is None:
-            if rel != "gpu-check.sh":
-                problems.append("%s is not a 64-bit ELF file" % rel)
+            problems.append("%s is not a 64-bit ELF file" % rel)
             continue
         for lib in needed:
             if FORBIDDEN.match(lib):
@@ -245,6 +249,25 @@ def bench_report(log, flops_per_sample, warmup, peak_tflops):
     print()
 
 
+def describe_weights(outdir, path):
+    tensors = {}
+    for name in sorted(os.listdir(outdir)):
+        if not re.fullmatch(r"rank\d+\.safetensors", name):
+            continue
+        with open(os.path.join(outdir, name), "rb") as f:
+            (length,) = struct.unpack("<Q", f.read(8))
+            header = json.loads(f.read(length))
+        for tensor, info in header.items():
+            if tensor != "__metadata__":
+                tensors[tensor] = {"dtype": info["dtype"],
+                                   "shape": info["shape"]}
+    if not tensors:
+        raise SystemExit("describe-weights: no rank*.safetensors in %s" %
+                         outdir)
+    with open(path, "w") as f:
+        json.dump({"tensors": tensors}, f, indent=1, sort_keys=True)
+
+
 def main():
     if len(sys.argv) >= 3 and sys.argv[1] == "plan":
         plan(sys.argv[2])
@@ -254,6 +277,9 @@ def main():
     if len(sys.argv) >= 3 and sys.argv[1] == "needed":
         for path in sys.argv[2:]:
             print("%s: %s" % (path, " ".join(elf_needed(path) or [])))
+        return 0
+    if len(sys.argv) == 4 and sys.argv[1] == "describe-weights":
+        describe_weights(sys.argv[2], sys.argv[3])
         return 0
     if len(sys.argv) == 6 and sys.argv[1] == "bench-report":
         bench_report(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]),
