@@ -58,6 +58,13 @@ case "$out" in
   *) out=$PWD/$out ;;
 esac
 
+# DIR is replaced only when it is a bundle (or empty): never a folder of
+# the user's. The bundle is assembled beside it and moved into place at the
+# end, so a failure leaves no half-made bundle.
+if [ -e "$out" ] && [ ! -f "$out/bundle.json" ] &&
+   [ -n "$(ls -A "$out" 2>/dev/null || echo x)" ]; then
+  die "$out exists and is not a GPU bundle (no bundle.json): give a new or empty folder"
+fi
 # --- Preflight: every missing piece at once -------------------------------
 missing=()
 if [ ! -x "$pipecc" ]; then
@@ -106,10 +113,20 @@ if [ ${#missing[@]} -gt 0 ]; then
   exit 1
 fi
 
-work=${PIPECC_BUNDLE_WORK:-$(mktemp -d /tmp/pipecc-gpu-bundle.XXXXXX)}
-mkdir -p "$work"
-trap 'rm -rf "$work/bench.onnx"' EXIT
+if [ -n "${PIPECC_BUNDLE_WORK:-}" ]; then
+  work=$PIPECC_BUNDLE_WORK
+  mkdir -p "$work"
+  cleanup_work=no
+else
+  work=$(mktemp -d /tmp/pipecc-gpu-bundle.XXXXXX)
+  cleanup_work=yes
+fi
 staging=$out.staging
+cleanup() {
+  rm -rf "$staging"
+  if [ "$cleanup_work" = yes ]; then rm -rf "$work"; else rm -f "$work/bench.onnx"; fi
+}
+trap cleanup EXIT
 rm -rf "$staging"
 mkdir -p "$staging"/{bin,lib/fallback,models,data,ref,scripts}
 
