@@ -31,11 +31,12 @@
 #
 # Environment: PIPECC_BUILD_DIR (default build/), PIPECC_SHARED_CASES
 # (default ../shared/cases beside the checkout), PIPECC_CUDA_KERNEL_TESTS
-# (the kernel test binary; default: found in the build folder),
+# (the kernel test binary; default: *cuda*kernel*test* in the build folder,
+# i.e. test/unittests/CudaRuntime/CudaKernelsTests),
 # PIPECC_BUNDLE_WORK (scratch folder, default a fresh one in /tmp),
-# PIPECC_GPU_TRANSPORT_NCCL / PIPECC_GPU_TRANSPORT_STAGED (the launch
-# options choosing each transport; default `--transport nccl` and
-# `--transport host-staged`).
+# PIPECC_GPU_TRANSPORT_NCCL / PIPECC_GPU_TRANSPORT_STAGED (the environment
+# that chooses each transport of the CUDA runtime; default
+# `PIPECC_CUDA_TRANSPORT=nccl` and `PIPECC_CUDA_TRANSPORT=staged`).
 set -euo pipefail
 
 die() { echo "gpu-bundle: error: $*" >&2; exit 1; }
@@ -48,8 +49,8 @@ cases=${PIPECC_SHARED_CASES:-$root/../shared/cases}
 pipecc=$build/bin/pipecc
 probe=$build/bin/pipecc-cuda-device-probe
 link_file=$build/lib/pipecc_runtime_cuda_link.rsp
-nccl_flag=${PIPECC_GPU_TRANSPORT_NCCL:---transport nccl}
-staged_flag=${PIPECC_GPU_TRANSPORT_STAGED:---transport host-staged}
+nccl_env=${PIPECC_GPU_TRANSPORT_NCCL:-PIPECC_CUDA_TRANSPORT=nccl}
+staged_env=${PIPECC_GPU_TRANSPORT_STAGED:-PIPECC_CUDA_TRANSPORT=staged}
 gpu_arch=sm_90
 size_limit_mib=60
 out=$1
@@ -85,8 +86,8 @@ fi
 kernel_tests=${PIPECC_CUDA_KERNEL_TESTS:-}
 if [ -z "$kernel_tests" ] && [ -d "$build" ]; then
   kernel_tests=$(find "$build/bin" "$build/test" "$build/runtime" -type f \
-    -perm -u+x \( -iname '*cuda*kernel*test*' -o -iname '*cuda*test*' \) \
-    ! -path '*/CMakeFiles/*' 2>/dev/null | sort | head -1 || true)
+    -perm -u+x -iname '*cuda*kernel*test*' ! -path '*/CMakeFiles/*' \
+    2>/dev/null | sort | head -1 || true)
 fi
 [ -n "$kernel_tests" ] && [ -x "$kernel_tests" ] ||
   missing+=("no CUDA kernel test binary (issue 8 item 3: the named kernels' GoogleTest against their CPU references; or set PIPECC_CUDA_KERNEL_TESTS)")
@@ -266,7 +267,7 @@ cat >"$staging/bundle.json" <<EOF
  "peak_note": "H200 SXM dense bf16 peak",
  "probe": "bin/$(basename "$probe")",
  "kernel_tests": "bin/$(basename "$kernel_tests")",
- "transports": {"nccl": "$nccl_flag", "host_staged": "$staged_flag"},
+ "transports": {"nccl": "$nccl_env", "host_staged": "$staged_env"},
  "checks": [$(join "${checks_json[@]}")],
  "bench": [$(join "${bench_json[@]}")]
 }

@@ -17,8 +17,8 @@ here), so it runs on the bare GPU machine.
 plan prints, separated by "|":
   probe     PATH
   kernels   PATH
-  check     NAME DIR STAGES TRANSPORT_OPTION DATA REFERENCE TOLERANCE
-  bench     NAME DIR STAGES TRANSPORT_OPTION WEIGHTS STEPS WARMUP
+  check     NAME DIR STAGES TRANSPORT_ENV DATA REFERENCE TOLERANCE
+  bench     NAME DIR STAGES TRANSPORT_ENV WEIGHTS STEPS WARMUP
             FLOPS_PER_SAMPLE PEAK_TFLOPS
 """
 import hashlib

@@ -62,8 +62,9 @@ for var in ["OMPI_MCA_plm", "HOME", "TMPDIR",
 #                  PIPECC_CUDA_DEVICE=0 or 1 overrides the probe. Off on CI.
 # Substitutions: %nvcc, %ptxas, %cuobjdump (full paths), %pipecc_cuda
 # (pipecc --target cuda --gpu-arch sm_90), %cuda_device_probe, and the
-# launch options choosing a GPU transport, %cuda_nccl (one rank per GPU)
-# and %cuda_host_staged (several ranks sharing a GPU, through host memory).
+# command prefixes choosing the CUDA runtime's transport (runtime/lib/CUDA:
+# PIPECC_CUDA_TRANSPORT), %cuda_nccl (one rank per GPU) and
+# %cuda_host_staged (several ranks sharing a GPU, through host memory).
 import shutil
 import subprocess
 
@@ -117,9 +118,10 @@ if getattr(config, "pipecc_cuda_enabled", "OFF").upper() in ("ON", "TRUE",
         config.pipecc_tools_dir, "pipecc") + " --target cuda --gpu-arch sm_90"))
     config.substitutions.append(("%cuda_device_probe", os.path.join(
         config.pipecc_tools_dir, "pipecc-cuda-device-probe")))
-    config.substitutions.append(("%cuda_nccl", "--transport nccl"))
+    config.substitutions.append(("%cuda_nccl",
+                                 "env PIPECC_CUDA_TRANSPORT=nccl"))
     config.substitutions.append(("%cuda_host_staged",
-                                 "--transport host-staged"))
+                                 "env PIPECC_CUDA_TRANSPORT=staged"))
 if _cuda_device_usable():
     config.available_features.add("cuda-device")
 for var in ["PIPECC_CUDA_DEVICE", "CUDA_VISIBLE_DEVICES"]:

@@ -2,8 +2,8 @@
 """Assembles a bundle in scripts/gpu-bundle.sh's layout from CPU-target
 outputs, to test scripts/gpu-check.sh without the CUDA target or a GPU:
 the same files, bundle.json and MANIFEST.sha256, but CPU rank executables,
-a shell-script device probe and kernel tests (test doubles), and a launch
-option for both transports that the CPU ranks accept.
+a shell-script device probe and kernel tests (test doubles), and an
+environment variable that the CPU ranks ignore for both transports.
 
 Usage: make_fake_bundle.py OUT --check P=OUTDIR [--check ...]
          --data DIR --reference GRADS.safetensors
@@ -121,9 +121,10 @@ def main():
     bundle = {"format": 1, "created": "test", "commit": "test",
               "gpu_arch": "sm_90", "peak_tflops": 989,
               "probe": "bin/probe", "kernel_tests": "bin/kernel-tests",
-              # Options the CPU ranks accept, standing in for the GPU
-              # transports' (the dumped gradients are step 1's: lr is moot).
-              "transports": {"nccl": "--lr 0.5", "host_staged": "--lr 0.5"},
+              # Variables the CPU ranks ignore, standing in for the CUDA
+              # runtime's PIPECC_CUDA_TRANSPORT.
+              "transports": {"nccl": "PIPECC_TEST_TRANSPORT=nccl",
+                             "host_staged": "PIPECC_TEST_TRANSPORT=staged"},
               "checks": checks, "bench": bench}
     with open(os.path.join(out, "bundle.json"), "w") as f:
         json.dump(bundle, f, indent=1)
