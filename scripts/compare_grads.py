@@ -120,8 +120,12 @@ def main():
         print("FAIL %s: not in the reference" % name)
         failed += 1
     prefix = args.label + ": " if args.label else ""
-    print("%sworst relative L2 error %.3g (%s), %s tolerances" % (
-        prefix, worst[0], worst[1] or "-", args.tolerance))
+    if worst[0] > 0:
+        print("%sworst relative L2 error %.3g (%s), %s tolerances" % (
+            prefix, worst[0], worst[1], args.tolerance))
+    else:
+        print("%sworst relative L2 error 0 (every tensor equal), %s "
+              "tolerances" % (prefix, args.tolerance))
     print("%s%d passed, %d failed" % (prefix, passed, failed))
     return 1 if failed or not passed else 0
 
