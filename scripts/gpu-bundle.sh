@@ -231,7 +231,12 @@ for exe in "${elves[@]}"; do
   case "$rel" in
     models/*/rank*)
       "$cuobjdump" --list-elf "$exe" 2>/dev/null | grep -q "\.$gpu_arch\.cubin" ||
-        problems+=("$rel holds no $gpu_arch code (cuobjdump --list-elf)") ;;
+        problems+=("$rel holds no $gpu_arch code (cuobjdump --list-elf)")
+      # Kernels generated from the stage functions (the runtime's own
+      # kernels are sm_90 too): test/CUDA/compile_for_cuda.py's rule.
+      "$cuobjdump" --dump-resource-usage "$exe" 2>/dev/null |
+        grep -Eq '^ *Function stage[0-9]+_' ||
+        problems+=("$rel holds no kernel generated from its stage functions (cuobjdump --dump-resource-usage)") ;;
   esac
   while read -r soname arrow path _; do
     [ -n "$soname" ] || continue
