@@ -35,4 +35,17 @@ if [ ${#need_py[@]} -gt 0 ]; then
   echo "setup: pip installing ${need_py[*]}"
   "$PY" -m pip install -q "${need_py[@]}"
 fi
+
+# The CUDA target (optional: built when CUDA is at /usr/local/cuda or
+# CUDA_PATH). Its tests list the GPU code in rank executables with
+# cuobjdump, which some CUDA installs lack: then NVIDIA's pip package
+# provides it, in a folder of its own that CMake looks in.
+cuda=${CUDA_PATH:-/usr/local/cuda}
+cuda_tools=${HOME}/.cache/pipecc/cuda-tools
+if [ -x "$cuda/bin/nvcc" ] && [ ! -x "$cuda/bin/cuobjdump" ] \
+   && ! command -v cuobjdump >/dev/null \
+   && [ ! -x "$cuda_tools/nvidia/cu13/bin/cuobjdump" ]; then
+  echo "setup: pip installing nvidia-cuda-cuobjdump into $cuda_tools"
+  "$PY" -m pip install -q --target "$cuda_tools" "nvidia-cuda-cuobjdump==13.2.51"
+fi
 echo "setup: toolchain ready"

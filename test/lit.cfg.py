@@ -51,20 +51,83 @@ for var in ["OMPI_MCA_plm", "HOME", "TMPDIR",
     if var in os.environ:
         config.environment[var] = os.environ[var]
 
-# The CUDA toolkit's compilers (the CUDA stage-lowering tests run ptxas
-# through gpu-module-to-binary and list the fatbin with cuobjdump; no GPU
-# needed). cuobjdump may come from the toolkit, PATH, or the pip wheel
-# nvidia-cuda-cuobjdump under ~/.cache/pipecc/cuda-tools.
+# --- The CUDA target (issue 8; canonical definitions of the CUDA features) --
+# Features:
+#   pipecc-cuda    pipecc was built with the CUDA target (PIPECC_ENABLE_CUDA
+#                  found the toolkit and NCCL): `--target cuda` links ranks.
+#   cuda-toolkit   nvcc, ptxas and cuobjdump are at hand (the toolkit's bin/,
+#                  PATH, or the cuobjdump that scripts/setup.sh installs).
+#   cuda-device    a GPU runs code here: pipecc-cuda-device-probe runs a
+#                  kernel on device 0 (else `nvidia-smi -L` lists a GPU).
+#                  PIPECC_CUDA_DEVICE=0 or 1 overrides the probe. Off on CI.
+# Substitutions: %nvcc, %ptxas, %cuobjdump (full paths), %pipecc_cuda
+# (pipecc --target cuda --gpu-arch sm_90), %cuda_device_probe, and the
+# command prefixes choosing the CUDA runtime's transport (runtime/lib/CUDA:
+# PIPECC_CUDA_TRANSPORT), %cuda_nccl (one rank per GPU) and
+# %cuda_host_staged (several ranks sharing a GPU, through host memory).
 import shutil
+import subprocess
 
-_cuda_bin = os.environ.get("CUDA_HOME", "/usr/local/cuda") + "/bin"
-_cuobjdump = next((path for path in [
-    os.path.join(_cuda_bin, "cuobjdump"), shutil.which("cuobjdump"),
-    os.path.expanduser("~/.cache/pipecc/cuda-tools/nvidia/cu13/bin/cuobjdump")]
-    if path and os.access(path, os.X_OK)), None)
-if os.access(os.path.join(_cuda_bin, "ptxas"), os.X_OK) and _cuobjdump:
+
+def _cuda_tool(name, configured=""):
+    """A CUDA tool's path: CMake's finding, the toolkit's bin/, then PATH."""
+    if configured and os.path.isfile(configured) and os.access(configured,
+                                                               os.X_OK):
+        return configured
+    for folder in [config.cuda_toolkit_bin_dir, "/usr/local/cuda/bin"]:
+        candidate = os.path.join(folder, name) if folder else ""
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return shutil.which(name)
+
+
+def _cuda_device_usable():
+    forced = os.environ.get("PIPECC_CUDA_DEVICE")
+    if forced in ("0", "1"):
+        return forced == "1"
+    probe = os.path.join(config.pipecc_tools_dir, "pipecc-cuda-device-probe")
+    commands = [[probe]] if os.access(probe, os.X_OK) else []
+    if shutil.which("nvidia-smi"):
+        commands.append(["nvidia-smi", "-L"])
+    for command in commands:
+        try:
+            result = subprocess.run(command, capture_output=True, text=True,
+                                    timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if result.returncode == 0 and ("GPU " in result.stdout or
+                                       command[0] == probe):
+            return True
+        if command[0] == probe:
+            return False  # The probe's answer is final: it ran a kernel.
+    return False
+
+
+_cuda_tools = {name: _cuda_tool(name, configured) for name, configured in
+               [("nvcc", ""), ("ptxas", ""),
+                ("cuobjdump", getattr(config, "cuobjdump", ""))]}
+if all(_cuda_tools.values()):
     config.available_features.add("cuda-toolkit")
-    config.substitutions.append(("%cuobjdump", _cuobjdump))
+for _name, _path in _cuda_tools.items():
+    if _path:
+        config.substitutions.append(("%" + _name, _path))
+if getattr(config, "pipecc_cuda_enabled", "OFF").upper() in ("ON", "TRUE",
+                                                              "1"):
+    config.available_features.add("pipecc-cuda")
+    config.substitutions.append(("%pipecc_cuda", os.path.join(
+        config.pipecc_tools_dir, "pipecc") + " --target cuda --gpu-arch sm_90"))
+    config.substitutions.append(("%cuda_device_probe", os.path.join(
+        config.pipecc_tools_dir, "pipecc-cuda-device-probe")))
+    config.substitutions.append(("%cuda_nccl",
+                                 "env PIPECC_CUDA_TRANSPORT=nccl"))
+    config.substitutions.append(("%cuda_host_staged",
+                                 "env PIPECC_CUDA_TRANSPORT=staged"))
+if _cuda_device_usable():
+    config.available_features.add("cuda-device")
+for var in ["PIPECC_CUDA_DEVICE", "CUDA_VISIBLE_DEVICES"]:
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+# --- end of the CUDA target block --------------------------------------------
 # The CUDA runtime was built (PIPECC_ENABLE_CUDA with the core runtime): CUDA
 # rank executables can be linked. Running their kernels needs cuda-device.
 if os.path.exists(os.path.join(config.pipecc_obj_root, "lib",
