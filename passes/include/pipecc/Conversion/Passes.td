@@ -241,6 +241,9 @@ def LowerRankProgram : Pass<"pipecc-lower-rank-program", "::mlir::ModuleOp"> {
     Option<"countedMeanLoss", "counted-mean-loss", "bool", /*default=*/"false",
            "The loss is a mean over counted labels (on every rank)">,
   ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // CUDA stage lowering (CUDAPipeline.cpp)
 //===----------------------------------------------------------------------===//
@@ -353,6 +356,8 @@ def CUDAWorkspaceAllocations : Pass<"pipecc-cuda-workspace-allocations",
     a stage function. Functions inside `gpu.module`s are left alone.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def EmulateBF16 : Pass<"pipecc-emulate-bf16", "::mlir::ModuleOp"> {
   let summary = "Computes bf16 arith and math ops in f32, rounding each "
                 "result to bf16";
