@@ -4,9 +4,10 @@
 // REQUIRES: cuda-toolkit
 // RUN: pipecc-opt %s --pipecc-lower-to-cuda -o %t.mlir
 // RUN: FileCheck %s < %t.mlir
+// RUN: grep -c "^ *gpu.binary @" %t.mlir | grep -x 1
 // RUN: pipecc-opt %s --pipecc-lower-to-cuda -mlir-print-ir-after=gpu-kernel-outlining -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=GPU
-// RUN: %python %S/Inputs/extract_gpu_binary.py %t.mlir chain_kernel %t.fatbin
+// RUN: %python %S/Inputs/extract_gpu_binary.py %t.mlir pipecc_kernels %t.fatbin
 // RUN: %cuobjdump --list-elf %t.fatbin | FileCheck %s --check-prefix=ELF
 // RUN: pipecc-opt %s --pipecc-lower-to-cuda="format=isa" | FileCheck %s --check-prefix=PTX
 
@@ -36,11 +37,11 @@
 // CHECK-LABEL: llvm.func @chain(%arg0: !llvm.ptr, %arg1: !llvm.ptr, %arg2: !llvm.ptr) {
 // CHECK-DAG: %[[BLOCKS:.*]] = llvm.mlir.constant(6 : index) : i64
 // CHECK-DAG: %[[THREADS:.*]] = llvm.mlir.constant(256 : index) : i64
-// CHECK: gpu.launch_func @chain_kernel::@chain_kernel blocks in (%[[BLOCKS]], %{{.*}}, %{{.*}}) threads in (%[[THREADS]], %{{.*}}, %{{.*}}) : i64 args({{.*}}%arg0 : !llvm.ptr, %arg1 : !llvm.ptr, %arg2 : !llvm.ptr
+// CHECK: gpu.launch_func @pipecc_kernels::@chain_kernel blocks in (%[[BLOCKS]], %{{.*}}, %{{.*}}) threads in (%[[THREADS]], %{{.*}}, %{{.*}}) : i64 args({{.*}}%arg0 : !llvm.ptr, %arg1 : !llvm.ptr, %arg2 : !llvm.ptr
 // CHECK-NOT: gpu.launch_func
 // CHECK: llvm.return
-// Kernels are compiled for sm_90 with libdevice linked.
-// CHECK: gpu.binary @chain_kernel [#gpu.object<#nvvm.target<chip = "sm_90", features = "+ptx80", link = ["/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"]>, "
+// All kernels are in one module, compiled for sm_90 with libdevice linked.
+// CHECK: gpu.binary @pipecc_kernels [#gpu.object<#nvvm.target<chip = "sm_90", features = "+ptx80", link = ["/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"]>, "
 func.func @chain(%x: tensor<33x40xf32>, %b: tensor<40xf32>) -> tensor<33x40xf32> {
   %0 = graph.add %x, %b : tensor<33x40xf32>, tensor<40xf32>
   %1 = graph.tanh %0 : tensor<33x40xf32>
@@ -89,7 +90,7 @@ func.func @batched(%x: tensor<2x4x8xbf16>, %w: tensor<2x8x3xbf16>) -> tensor<2x4
 // run in order inside it.
 // CHECK-LABEL: llvm.func @softmax(
 // CHECK-DAG: %[[ROWS:.*]] = llvm.mlir.constant(6 : index) : i64
-// CHECK: gpu.launch_func @softmax_kernel::@softmax_kernel blocks in ({{.*}}) threads in (%[[ROWS]], {{.*}})
+// CHECK: gpu.launch_func @pipecc_kernels::@softmax_kernel blocks in ({{.*}}) threads in (%[[ROWS]], {{.*}})
 // GPU-LABEL: gpu.func @softmax_kernel(
 // GPU: %[[ROW:.*]] = arith.addi
 // GPU: %[[MAX:.*]] = scf.for {{.*}} -> (f32) {
@@ -126,7 +127,7 @@ func.func @column_sum(%x: tensor<300x5xf32>) -> tensor<5xf32> {
 // Cross-entropy carries its sum over the rows: one kernel of one thread.
 // CHECK-LABEL: llvm.func @loss(
 // CHECK-DAG: %[[ONE_I:.*]] = llvm.mlir.constant(1 : index) : i64
-// CHECK: gpu.launch_func @loss_kernel::@loss_kernel blocks in (%[[ONE_I]], %[[ONE_I]], %[[ONE_I]]) threads in (%[[ONE_I]], %[[ONE_I]], %[[ONE_I]])
+// CHECK: gpu.launch_func @pipecc_kernels::@loss_kernel blocks in (%[[ONE_I]], %[[ONE_I]], %[[ONE_I]]) threads in (%[[ONE_I]], %[[ONE_I]], %[[ONE_I]])
 func.func @loss(%x: tensor<4x3xf32>, %l: tensor<4xi64>) -> tensor<f32> {
   %0 = graph.cross_entropy %x, %l : tensor<4x3xf32>, tensor<4xi64> -> tensor<f32>
   return %0 : tensor<f32>
@@ -147,15 +148,20 @@ func.func @bf16_tanh(%x: tensor<8x16xbf16>) -> tensor<8x16xbf16> {
 // The fatbin holds an sm_90 cubin.
 // ELF: ELF file 1: {{.*}}.sm_90.cubin
 
-// PTX for sm_90; tanh comes from libdevice (linked, so no external call).
-// PTX: gpu.binary @chain_kernel
+// One PTX module for sm_90 with every kernel; tanh comes from libdevice
+// (linked, so no external call).
+// PTX: gpu.binary @pipecc_kernels
 // PTX-SAME: .target sm_90
 // PTX-SAME: .entry chain_kernel
-// PTX-NOT: .extern .func __nv_
-
+// PTX-SAME: .entry softmax_kernel
+// PTX-SAME: .entry column_sum_kernel
+// PTX-SAME: .entry column_sum_kernel_0
+// PTX-SAME: .entry loss_kernel
 // bf16_tanh (above):
-// PTX: gpu.binary @bf16_tanh_kernel
+// PTX-SAME: .entry bf16_tanh_kernel
 // PTX-SAME: ld.global.b16
 // PTX-SAME: cvt.f32.bf16
 // PTX-SAME: cvt.rn.bf16.f32
 // PTX-SAME: st.global.b16
+// PTX-NOT: .extern .func __nv_
+// PTX-NOT: gpu.binary

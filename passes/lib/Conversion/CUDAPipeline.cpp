@@ -44,6 +44,7 @@ void pipecc::buildCUDALoweringPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createParallelLoopToGpuPass());
   pm.addNestedPass<func::FuncOp>(createLaunchRemainingOnGPU());
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createMergeGPUModules());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());
 

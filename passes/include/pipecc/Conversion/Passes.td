@@ -267,7 +267,7 @@ def MatmulToCublas : Pass<"pipecc-matmul-to-cublas", "::mlir::ModuleOp"> {
     (`max(x, 0)`) in the same body, and C's only other use is its
     deallocation, the generic is folded into the call: the gemm writes
     into D with the BIAS (| RELU) epilogue. GELU is not fused: cuBLASLt's
-    is the tanh approximation and graph.gelu is the erf form.
+    is the tanh approximation and GELU imports in its erf form.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -341,6 +341,19 @@ def LaunchRemainingOnGPU : Pass<"pipecc-launch-remaining-on-gpu",
     Statistic<"numSequential", "sequential-kernels",
               "One-thread kernels created">,
   ];
+}
+
+def MergeGPUModules : Pass<"pipecc-merge-gpu-modules", "::mlir::ModuleOp"> {
+  let summary = "Moves every outlined kernel into one gpu.module";
+  let description = [{
+    Runs after `gpu-kernel-outlining`, which makes one `gpu.module` per
+    kernel: `gpu-module-to-binary` would run ptxas once per kernel. The
+    kernels of every `gpu.module` move into the first, named
+    `pipecc_kernels` (kernels renamed on a collision), and each
+    `gpu.launch_func` names its kernel there. Modules
+    holding anything but `gpu.func`s are left as they are.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 def CUDAWorkspaceAllocations : Pass<"pipecc-cuda-workspace-allocations",

@@ -104,7 +104,7 @@ struct CUDALoweringOptions : mlir::PassPipelineOptions<CUDALoweringOptions> {
 /// op and every independent row loop a kernel (one thread per output
 /// element or row, `pipecc-map-loops-to-gpu`); the rest that touches
 /// memory a one-thread kernel; temporaries `pipecc_rt_cuda_workspace_alloc`
-/// / `_free`. Kernels are outlined into `gpu.module`s, lowered to NVVM
+/// / `_free`. Kernels are outlined into one `gpu.module`, lowered to NVVM
 /// with libdevice linked and compiled by ptxas into `gpu.binary` ops (a
 /// fatbin for `chip`); the host side is the LLVM dialect with
 /// `gpu.launch_func` ops, which the GPU dialect's LLVM IR translation turns
