@@ -72,3 +72,16 @@ func.func @helper(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = graph.relu %x : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// A gather reads the f32 embedding table in place; the rows it reads are
+// rounded once for their bf16 consumer.
+// CHECK-LABEL: func.func @stage2_forward
+// CHECK-SAME: %[[TABLE:.*]]: tensor<10x4xf32> {pipeline.param = "wte"
+// CHECK: %[[ROWS:.*]] = graph.gather %[[TABLE]], %{{.*}} axis = 0 : tensor<10x4xf32>, tensor<3xi64> -> tensor<3x4xf32>
+// CHECK: %[[ROWSB:.*]] = graph.cast %[[ROWS]] : tensor<3x4xf32> -> tensor<3x4xbf16>
+// CHECK: graph.relu %[[ROWSB]] : tensor<3x4xbf16>
+func.func @stage2_forward(%table: tensor<10x4xf32> {pipeline.param = "wte", pipeline.tensor = "wte"}, %ids: tensor<3xi64> {pipeline.input = "ids", pipeline.tensor = "ids"}) -> (tensor<3x4xf32> {pipeline.tensor = "a9"}) attributes {pipeline.kind = "forward", pipeline.recv = [], pipeline.send = ["a9"], pipeline.stage = 2 : i64} {
+  %0 = graph.gather %table, %ids axis = 0 : tensor<10x4xf32>, tensor<3xi64> -> tensor<3x4xf32>
+  %1 = graph.relu %0 : tensor<3x4xf32>
+  return %1 : tensor<3x4xf32>
+}

@@ -53,6 +53,10 @@ OpPrecision classify(Operation *op) {
           MSELossOp, GatherGradOp, GatherNDGradOp, MaxPoolGradOp, AvgPoolOp,
           AvgPoolGradOp, LabelCountOp, CastOp>(op))
     return OpPrecision::Accumulate;
+  // Exact in any precision: an embedding table is read where it is (f32)
+  // rather than copied to bf16 whole; the rows read are rounded once.
+  if (isa<GatherOp, GatherNDOp>(op))
+    return OpPrecision::Accumulate;
   if (isa<ConvOp, ConvInputGradOp, ConvWeightGradOp>(op))
     return OpPrecision::RoundedOperands;
   return OpPrecision::Low;

@@ -256,9 +256,10 @@ def LowerPrecision : Pass<"pipecc-lower-precision", "::mlir::ModuleOp"> {
       * the results of ops that accumulate: reductions (`reduce_sum`,
         `reduce_mean`, `cumsum`), softmax and log-softmax, layer and RMS
         normalisation, the losses and their gradients, `gather_grad`,
-        average pooling, `label_count` and `cast`. They read f32 (bf16
-        operands are extended exactly) and produce f32; a bf16 consumer
-        rounds their result once;
+        average pooling, `label_count` and `cast`, and the gathers (exact:
+        an f32 embedding table is read in place, not copied to bf16
+        whole). They read f32 (bf16 operands are extended exactly) and
+        produce f32; a bf16 consumer rounds their result once;
       * convolutions, which read their operands rounded to bf16 and
         accumulate in f32;
       * ops with only scalar results (the loss, its scaling, the seed of
