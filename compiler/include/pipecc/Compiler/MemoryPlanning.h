@@ -1,7 +1,7 @@
 #ifndef PIPECC_COMPILER_MEMORYPLANNING_H
 #define PIPECC_COMPILER_MEMORYPLANNING_H
 
-#include "pipecc/Compiler/RankProgram.h"
+#include "pipecc/Compiler/Codegen.h"
 #include "pipecc/MemoryPlan/MemoryPlan.h"
 
 #include "mlir/IR/BuiltinOps.h"
