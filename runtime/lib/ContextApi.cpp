@@ -347,6 +347,28 @@ void pipecc_rt_report_loss_count(pipecc_rt_context *ctx, int64_t microbatch,
   });
 }
 
+namespace {
+float readFloat(pipecc_rt_context &c, const float *value) {
+  if (!value)
+    fail("a NULL pointer given for a reported value");
+  float result;
+  c.device->copyToHost(&result, value, sizeof result);
+  return result;
+}
+} // namespace
+
+void pipecc_rt_report_loss_at(pipecc_rt_context *ctx, int64_t microbatch,
+                              const float *loss) {
+  float value = guardCall([&] { return readFloat(checked(ctx), loss); });
+  pipecc_rt_report_loss(ctx, microbatch, value);
+}
+
+void pipecc_rt_report_loss_count_at(pipecc_rt_context *ctx,
+                                    int64_t microbatch, const float *count) {
+  float value = guardCall([&] { return readFloat(checked(ctx), count); });
+  pipecc_rt_report_loss_count(ctx, microbatch, value);
+}
+
 void pipecc_rt_accumulate_gradient(pipecc_rt_context *ctx,
                                    int64_t gradient_buffer_id,
                                    int64_t microbatch, const float *src) {

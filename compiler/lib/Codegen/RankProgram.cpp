@@ -297,8 +297,9 @@ void RankHostBuilder::declareRuntime() {
   declare("pipecc_rt_recv", voidType, {ptrType, i64, i64, i32, i32});
   declare("pipecc_rt_accumulate_gradient", voidType,
           {ptrType, i64, i64, ptrType});
-  declare("pipecc_rt_report_loss", voidType, {ptrType, i64, f32});
-  declare("pipecc_rt_report_loss_count", voidType, {ptrType, i64, f32});
+  declare("pipecc_rt_report_loss_at", voidType, {ptrType, i64, ptrType});
+  declare("pipecc_rt_report_loss_count_at", voidType,
+          {ptrType, i64, ptrType});
   declare("pipecc_rt_allreduce_sum_f32", voidType,
           {ptrType, ptrType, i64, ptrType, i32});
   declare("pipecc_rt_main", i32, {i32, ptrType, ptrType});
@@ -341,15 +342,14 @@ LogicalResult RankHostBuilder::emitStageCall(OpBuilder &ob, Value context,
       // The runtime checks each micro-batch's gradient as it adds it.
       call(ob, "pipecc_rt_accumulate_gradient",
            {context, constI64(ob, target), mb, results[index]});
-  if (stage.lossResult >= 0) {
-    Value loss = ob.create<LLVM::LoadOp>(loc, f32, results[stage.lossResult]);
-    call(ob, "pipecc_rt_report_loss", {context, mb, loss});
-  }
-  if (stage.lossCountResult >= 0) {
-    Value count =
-        ob.create<LLVM::LoadOp>(loc, f32, results[stage.lossCountResult]);
-    call(ob, "pipecc_rt_report_loss_count", {context, mb, count});
-  }
+  // The runtime reads the values (through its device: a device pointer on
+  // a GPU target).
+  if (stage.lossResult >= 0)
+    call(ob, "pipecc_rt_report_loss_at",
+         {context, mb, results[stage.lossResult]});
+  if (stage.lossCountResult >= 0)
+    call(ob, "pipecc_rt_report_loss_count_at",
+         {context, mb, results[stage.lossCountResult]});
   return success();
 }
 
