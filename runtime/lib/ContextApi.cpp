@@ -347,30 +347,26 @@ void pipecc_rt_report_loss_count(pipecc_rt_context *ctx, int64_t microbatch,
   });
 }
 
-// The host runtime's buffers are host memory: the value is read in place.
-static float readHostFloat(pipecc_rt_context *ctx, const float *value,
-                           const char *what) {
-  float result = 0;
-  guardCall([&] {
-    checked(ctx);
-    if (!value)
-      fail(what, ": no value to read (NULL)");
-    result = *value;
-  });
+namespace {
+float readFloat(pipecc_rt_context &c, const float *value) {
+  if (!value)
+    fail("a NULL pointer given for a reported value");
+  float result;
+  c.device->copyToHost(&result, value, sizeof result);
   return result;
 }
+} // namespace
 
 void pipecc_rt_report_loss_at(pipecc_rt_context *ctx, int64_t microbatch,
                               const float *loss) {
-  pipecc_rt_report_loss(
-      ctx, microbatch, readHostFloat(ctx, loss, "pipecc_rt_report_loss_at"));
+  float value = guardCall([&] { return readFloat(checked(ctx), loss); });
+  pipecc_rt_report_loss(ctx, microbatch, value);
 }
 
 void pipecc_rt_report_loss_count_at(pipecc_rt_context *ctx,
                                     int64_t microbatch, const float *count) {
-  pipecc_rt_report_loss_count(
-      ctx, microbatch,
-      readHostFloat(ctx, count, "pipecc_rt_report_loss_count_at"));
+  float value = guardCall([&] { return readFloat(checked(ctx), count); });
+  pipecc_rt_report_loss_count(ctx, microbatch, value);
 }
 
 void pipecc_rt_accumulate_gradient(pipecc_rt_context *ctx,

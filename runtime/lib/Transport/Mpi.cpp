@@ -134,6 +134,7 @@ MpiTransport::MpiTransport(int *argc, char ***argv) {
                                MPI_INFO_NULL, &node),
            "MPI_Comm_split_type");
   MPI_Comm_size(node, &localSize_);
+  MPI_Comm_rank(node, &localRank_);
   MPI_Comm_free(&node);
 }
 

@@ -244,6 +244,7 @@ SocketTransport::SocketTransport(const SocketConfig &config) {
   rank_ = config.rank;
   size_ = config.size;
   localSize_ = config.size; // one node
+  localRank_ = config.rank;
   timeoutSeconds_ = config.bootstrapTimeoutSeconds;
   setErrorRank(rank_);
   sockets_.assign(static_cast<size_t>(size_), -1);

@@ -59,6 +59,11 @@ TEST_F(NonFiniteFixture, FiniteGradientsAccumulate) {
   pipecc_rt_report_loss(&ctx, 1, 1.5f);
   EXPECT_EQ(ctx.lossSum, 2.0);
   EXPECT_EQ(ctx.lossCount, 2);
+  // Read from buffer memory through the device.
+  float inBuffer = 2.25f;
+  pipecc_rt_report_loss_at(&ctx, 2, &inBuffer);
+  EXPECT_EQ(ctx.lossSum, 4.25);
+  EXPECT_EQ(ctx.lossCount, 3);
 }
 
 using NonFiniteDeathTest = NonFiniteFixture;
@@ -70,6 +75,13 @@ TEST_F(NonFiniteDeathTest, NanGradientNamesStepMicrobatchAndParameter) {
               "^pipecc-runtime: error: step 7, micro-batch 3: the gradient of "
               "'fc.weight' is nan at element 4; training stopped, nothing "
               "saved\n$");
+}
+
+TEST_F(NonFiniteDeathTest, LossReadFromBufferIsCheckedToo) {
+  float inBuffer = std::numeric_limits<float>::infinity();
+  EXPECT_EXIT(pipecc_rt_report_loss_at(&ctx, 1, &inBuffer),
+              ::testing::ExitedWithCode(1),
+              "step 7, micro-batch 1: the loss is inf");
 }
 
 TEST_F(NonFiniteDeathTest, OverflowingSumIsCaught) {

@@ -43,6 +43,23 @@ TEST(Options, ParsesEveryOption) {
   EXPECT_EQ(parse({"--outputs", "results"}).outputsDir, "results");
 }
 
+TEST(Options, TransportAndMemory) {
+  EXPECT_TRUE(parse({"--memory"}).memory);
+  EXPECT_EQ(parse({"--transport", "socket"}).transport, "socket");
+  EXPECT_EQ(parse({"--transport=mpi"}).transport, "mpi");
+  EXPECT_RUNTIME_ERROR(parse({"--transport", "tcp"}),
+                       "--transport: unknown transport 'tcp'");
+  // Read before the transport starts, so before parseOptions.
+  std::vector<std::string> args = {"rank0", "--steps", "2", "--transport",
+                                   "mpi", "--transport=socket"};
+  std::vector<char *> argv;
+  for (std::string &arg : args)
+    argv.push_back(arg.data());
+  EXPECT_EQ(findTransportOption(static_cast<int>(argv.size()), argv.data()),
+            "socket");
+  EXPECT_EQ(findTransportOption(3, argv.data()), "");
+}
+
 TEST(Options, RejectsBadArguments) {
   EXPECT_RUNTIME_ERROR(parse({"--stepz", "3"}), "unknown option '--stepz'");
   EXPECT_RUNTIME_ERROR(parse({"--steps"}), "--steps needs a value");

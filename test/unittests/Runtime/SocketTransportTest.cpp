@@ -13,6 +13,8 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <sys/wait.h>
@@ -278,10 +280,82 @@ TEST(SocketTransport, BootstrapTimeoutNamesTheMissingRanks) {
                        "rank0.sock within 1 s");
 }
 
+/// Sets environment variables for one test and restores them after.
+class ScopedEnvironment {
+public:
+  ~ScopedEnvironment() {
+    for (auto &[name, value] : saved_)
+      value ? setenv(name.c_str(), value->c_str(), 1) : unsetenv(name.c_str());
+  }
+  void set(const std::string &name, const char *value) {
+    if (!saved_.count(name)) {
+      const char *old = std::getenv(name.c_str());
+      saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
+    }
+    value ? setenv(name.c_str(), value, 1) : unsetenv(name.c_str());
+  }
+
+private:
+  std::map<std::string, std::optional<std::string>> saved_;
+};
+
+const char *const kLauncherVariables[] = {
+    "PIPECC_TRANSPORT",     "PIPECC_RENDEZVOUS",    "PIPECC_RANK",
+    "PIPECC_SIZE",          "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+    "PMI_RANK",             "PMI_SIZE",             "PMIX_RANK",
+    "SLURM_PROCID",         "SLURM_NTASKS"};
+
 TEST(SocketTransport, ChoosesTheTransportFromOptionAndEnvironment) {
+  ScopedEnvironment env;
+  for (const char *name : kLauncherVariables)
+    env.set(name, nullptr);
   EXPECT_EQ(chooseTransport("mpi"), TransportKind::Mpi);
   EXPECT_EQ(chooseTransport("socket"), TransportKind::Socket);
   EXPECT_RUNTIME_ERROR(chooseTransport("nccl"), "unknown transport 'nccl'");
+  // A rank started alone: sockets (a one-rank job, no MPI).
+  EXPECT_EQ(chooseTransport(""), TransportKind::Socket);
+  env.set("SLURM_NTASKS", "4");
+  EXPECT_EQ(chooseTransport(""), TransportKind::Mpi); // under srun
+  env.set("PIPECC_RENDEZVOUS", "/tmp/x");             // out/launch's ranks
+  EXPECT_EQ(chooseTransport(""), TransportKind::Socket);
+  env.set("PIPECC_TRANSPORT", "mpi");
+  EXPECT_EQ(chooseTransport(""), TransportKind::Mpi);
+  EXPECT_EQ(chooseTransport("socket"), TransportKind::Socket);
+  env.set("PIPECC_TRANSPORT", "smoke");
+  EXPECT_RUNTIME_ERROR(chooseTransport(""),
+                       "PIPECC_TRANSPORT: unknown transport 'smoke'");
+}
+
+TEST(SocketTransport, TakesRankAndSizeFromTheLauncher) {
+  ScopedEnvironment env;
+  for (const char *name : kLauncherVariables)
+    env.set(name, nullptr);
+  RankEnvironment alone = rankFromEnvironment();
+  EXPECT_EQ(alone.rank, 0);
+  EXPECT_EQ(alone.size, 1);
+  env.set("SLURM_PROCID", "3");
+  env.set("SLURM_NTASKS", "8");
+  EXPECT_EQ(rankFromEnvironment().rank, 3);
+  env.set("PMI_RANK", "1");
+  env.set("PMI_SIZE", "2");
+  EXPECT_EQ(rankFromEnvironment().source, "PMI_RANK");
+  env.set("OMPI_COMM_WORLD_RANK", "2");
+  env.set("OMPI_COMM_WORLD_SIZE", "4");
+  RankEnvironment ompi = rankFromEnvironment();
+  EXPECT_EQ(ompi.rank, 2);
+  EXPECT_EQ(ompi.size, 4);
+  env.set("PIPECC_RANK", "5");
+  env.set("PIPECC_SIZE", "6");
+  EXPECT_EQ(rankFromEnvironment().rank, 5);
+  env.set("PIPECC_RANK", "6");
+  EXPECT_RUNTIME_ERROR(rankFromEnvironment(), "PIPECC_RANK");
+  env.set("PIPECC_SIZE", nullptr);
+  EXPECT_RUNTIME_ERROR(rankFromEnvironment(),
+                       "PIPECC_SIZE is missing beside PIPECC_RANK");
+  env.set("PIPECC_RANK", nullptr);
+  env.set("PIPECC_RENDEZVOUS", nullptr);
+  EXPECT_RUNTIME_ERROR(socketConfigFromEnvironment(),
+                       "no PIPECC_RENDEZVOUS folder");
 }
 
 } // namespace

@@ -341,6 +341,14 @@ void pipecc_rt_report_loss_at(pipecc_rt_context *ctx, int64_t microbatch,
 void pipecc_rt_report_loss_count_at(pipecc_rt_context *ctx,
                                     int64_t microbatch, const float *count);
 
+/* The same two calls with the value read from buffer memory (`loss`: one
+ * float the step computed, a device pointer on a device target), so that
+ * generated code never loads what the host may not be able to read. */
+void pipecc_rt_report_loss_at(pipecc_rt_context *ctx, int64_t microbatch,
+                              const float *loss);
+void pipecc_rt_report_loss_count_at(pipecc_rt_context *ctx,
+                                    int64_t microbatch, const float *count);
+
 /* Adds micro-batch `microbatch`'s gradient `src` (as many floats as the
  * buffer holds) into gradient buffer `gradient_buffer_id`. A sum that is
  * inf or nan ends the job naming the step, the micro-batch and the

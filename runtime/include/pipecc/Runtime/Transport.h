@@ -40,6 +40,8 @@ public:
   int size() const { return size_; }
   /// Number of ranks on this node (for sizing thread pools).
   int localSize() const { return localSize_; }
+  /// This rank's index among the ranks of its node (picks its GPU).
+  int localRank() const { return localRank_; }
 
   /// Blocking send of `bytes` bytes to `peer` with `tag`.
   virtual void send(const void *data, int64_t bytes, int peer, int tag,
@@ -106,7 +108,7 @@ protected:
   /// in range, no duplicates, this rank among them.
   std::vector<int> groupMembers(const std::vector<int> &group) const;
 
-  int rank_ = 0, size_ = 1, localSize_ = 1;
+  int rank_ = 0, size_ = 1, localSize_ = 1, localRank_ = 0;
 };
 
 /// How the ranks of a job talk; chosen at launch.
