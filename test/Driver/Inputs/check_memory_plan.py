@@ -9,7 +9,9 @@ Usage: check_memory_plan.py OUT_DIR LOWER_MLIR
 - offsets are 64-byte aligned, every copy lies inside the arena, and no
   buffer shares a byte with a weight, gradient or optimizer state (alive for
   the whole run);
-- the totals per category are the sums of slots * bytes.
+- the totals per category are the sums of slots * bytes;
+- the micro-batches in flight are the schedule simulator's
+  peak_live_microbatches of the rank's stage.
 Prints, per rank, the most copies of any activation, for FileCheck.
 """
 import json
@@ -18,7 +20,9 @@ import struct
 import sys
 
 out_dir, lower_path = sys.argv[1], sys.argv[2]
-plan = json.load(open(f"{out_dir}/pipeline.json"))["memory_plan"]
+manifest = json.load(open(f"{out_dir}/pipeline.json"))
+plan = manifest["memory_plan"]
+simulated = manifest["prediction"]["peak_live_microbatches"]
 
 tables = {}
 attached = {}
@@ -99,6 +103,10 @@ for r in plan["ranks"]:
         if r["bytes"][category] != total:
             fail(f"rank {k}: {category} {r['bytes'][category]} != {total}")
     slots = max(b["slots"] for b in buffers if b["kind"] == "activation")
+    # The schedule simulator counts the same thing its own way.
+    if r["microbatches_in_flight"] != simulated[r["stage"]]:
+        fail(f"rank {k}: {r['microbatches_in_flight']} micro-batches in "
+             f"flight, the simulator says {simulated[r['stage']]}")
     print(f"rank {k}: {len(names)} table buffers, activation slots {slots}, "
           f"in flight {r['microbatches_in_flight']}")
 print(f"precision {plan['precision']}: ok")
