@@ -99,9 +99,10 @@ static void keepOuterLoopsRolled(llvm::Module &module) {
   }
 }
 
-LogicalResult codegen::emitObjectFile(ModuleOp module, StringRef objectPath,
-                                     unsigned optLevel,
-                                     const DialectRegistry &translations) {
+LogicalResult
+codegen::emitObjectFile(ModuleOp module, StringRef objectPath,
+                        unsigned optLevel, const DialectRegistry &translations,
+                        llvm::function_ref<void(llvm::Module &)> adjust) {
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
@@ -122,6 +123,8 @@ LogicalResult codegen::emitObjectFile(ModuleOp module, StringRef objectPath,
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(machine->getTargetTriple().str());
 
+  if (adjust)
+    adjust(*llvmModule);
   keepOuterLoopsRolled(*llvmModule);
   auto optimize = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
                                             machine.get());

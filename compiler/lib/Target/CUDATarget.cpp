@@ -14,6 +14,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
 
 #include <cstdlib>
@@ -58,7 +59,7 @@ public:
     DialectRegistry translations;
     registerTranslations(translations);
     return codegen::emitObjectFile(rankModule, objectPath, options.optLevel,
-                                   translations);
+                                   translations, placeFatbinaries);
   }
 
   bool linkExecutable(ArrayRef<std::string> objects, StringRef executablePath,
@@ -75,17 +76,26 @@ public:
               "or set PIPECC_RUNTIME_CUDA_LINK_FILE";
       return false;
     }
-    // The driver API (cuModuleLoadData, cuLaunchKernel behind mgpu*): the
-    // toolkit's stub on a build machine, the driver's library at run time.
+    // No -lcuda: the runtime reaches the driver API through cudart
+    // (cudaGetDriverEntryPointByVersion), so that a rank on a machine
+    // without a driver starts and says so instead of failing to load.
     std::string lib64 = (kToolkit + "/lib64").str();
-    return codegen::linkRankExecutable(
-        objects, executablePath, linkFile,
-        {"-L" + lib64, "-L" + lib64 + "/stubs", "-lcuda",
-         "-Wl,-rpath," + lib64},
-        error);
+    return codegen::linkRankExecutable(objects, executablePath, linkFile,
+                                       {"-Wl,-rpath," + lib64}, error);
   }
 
 private:
+  /// The fatbin globals of the gpu.binary ops go into `.nv_fatbin`, where
+  /// nvcc puts its own: cuobjdump and the CUDA tools find device code there
+  /// only (the driver loads it from the pointer either way).
+  static void placeFatbinaries(llvm::Module &module) {
+    for (llvm::GlobalVariable &global : module.globals())
+      if (global.getName().ends_with("_bin_cst")) {
+        global.setSection(".nv_fatbin");
+        global.setAlignment(llvm::Align(8));
+      }
+  }
+
   static void registerTranslations(DialectRegistry &registry) {
     registerGPUDialectTranslation(registry);
     registerNVVMDialectTranslation(registry);

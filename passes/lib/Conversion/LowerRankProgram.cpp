@@ -113,6 +113,7 @@ private:
   LogicalResult emitAllReduce(OpBuilder &ob, Value context,
                               pipeline::AllReduceOp op);
   void buildProgramConstant();
+  LogicalResult readMemoryPlan();
 
   ModuleOp module;
   MLIRContext *ctx;
@@ -135,6 +136,12 @@ private:
   /// after every load, since an out-of-range id would read past the logits.
   llvm::DenseMap<int64_t, std::optional<int64_t>> classIdChecks;
   llvm::StringMap<StageCall> stageCalls; // by pipeline.kind
+  /// From the static memory plan, by buffer id; empty without one.
+  struct Placement {
+    int64_t slots, offset;
+  };
+  SmallVector<Placement> placement;
+  int64_t arenaBytes = 0;
 };
 
 FailureOr<pipecc_rt_dtype> RankHostBuilder::dtypeOf(Type element,
@@ -616,21 +623,16 @@ void RankHostBuilder::buildProgramConstant() {
       insert(constI64(ib, buffer.bytes), 6);
       insert(constI64(ib, buffer.parameterId), 7);
       insert(constI64(ib, buffer.numClasses), 8);
-      // The runtime chooses the copies and places the buffer until the
-      // compiler plans the rank's memory.
-      insert(constI64(ib, 0), 9);
-      insert(constI64(ib, -1), 10);
+      // Without a static memory plan the runtime chooses the copies and
+      // places the buffer.
+      insert(constI64(ib, placement.empty() ? 0 : placement[index].slots), 9);
+      insert(constI64(ib, placement.empty() ? -1 : placement[index].offset),
+             10);
       array = ib.create<LLVM::InsertValueOp>(loc, array, desc, index);
     }
     ib.create<LLVM::ReturnOp>(loc, array);
   }
 
-  std::string target = "cpu";
-  target.push_back('\0');
-  b.setInsertionPointToEnd(module.getBody());
-  b.create<LLVM::GlobalOp>(loc, LLVM::LLVMArrayType::get(i8, target.size()),
-                           /*isConstant=*/true, LLVM::Linkage::Internal,
-                           "pipecc_target", b.getStringAttr(target));
   // {abi_version, rank, num_ranks, microbatches, microbatch_size, default_lr,
   //  gradient_scale, flags, num_buffers, buffers, step, arena_bytes, target};
   // LLVM pads it like C.
@@ -668,7 +670,7 @@ void RankHostBuilder::buildProgramConstant() {
   insert(ib.create<LLVM::AddressOfOp>(loc, ptrType, "pipecc_buffers"), 9);
   insert(ib.create<LLVM::AddressOfOp>(loc, ptrType, "pipecc_step"), 10);
   // 0: the runtime sizes the arena.
-  insert(constI64(ib, 0), 11);
+  insert(constI64(ib, placement.empty() ? 0 : arenaBytes), 11);
   insert(ib.create<LLVM::AddressOfOp>(loc, ptrType, "pipecc_target"), 12);
   ib.create<LLVM::ReturnOp>(loc, program);
 
@@ -702,9 +704,45 @@ LogicalResult RankHostBuilder::build(pipeline::ProgramOp program,
     if (failed(collect(func, parameters)))
       return failure();
   declareRuntime();
-  if (failed(buildStep(program)))
+  if (failed(buildStep(program)) || failed(readMemoryPlan()))
     return failure();
   buildProgramConstant();
+  return success();
+}
+
+/// The rank's static memory plan (`pipeline.memory_plan`, written by the
+/// lower phase from the same buffer rules): entry i places buffer-table
+/// entry i, whose name it must carry. A plan that does not describe this
+/// table is an error, not something to guess around.
+LogicalResult RankHostBuilder::readMemoryPlan() {
+  auto plan = module->getAttrOfType<DictionaryAttr>(attrs::kMemoryPlan);
+  if (!plan)
+    return success();
+  auto arena = plan.getAs<IntegerAttr>("arena_bytes");
+  auto entries = plan.getAs<ArrayAttr>("buffers");
+  if (!arena || !entries)
+    return module.emitError("'")
+           << attrs::kMemoryPlan << "' needs 'arena_bytes' and 'buffers'";
+  if (entries.size() != buffers.size())
+    return module.emitError("'")
+           << attrs::kMemoryPlan << "' places " << entries.size()
+           << " buffers, the rank's buffer table has " << buffers.size();
+  for (auto [index, attr] : llvm::enumerate(entries)) {
+    auto entry = llvm::dyn_cast<DictionaryAttr>(attr);
+    auto name = entry ? entry.getAs<StringAttr>("name") : StringAttr();
+    auto slots = entry ? entry.getAs<IntegerAttr>("slots") : IntegerAttr();
+    auto offset = entry ? entry.getAs<IntegerAttr>("offset") : IntegerAttr();
+    if (!name || !slots || !offset)
+      return module.emitError("'") << attrs::kMemoryPlan << "' entry "
+                                   << index << " needs name, slots and offset";
+    if (name.getValue() != buffers[index].name)
+      return module.emitError("'")
+             << attrs::kMemoryPlan << "' entry " << index << " is '"
+             << name.getValue() << "', buffer " << index << " is '"
+             << buffers[index].name << "'";
+    placement.push_back({slots.getInt(), offset.getInt()});
+  }
+  arenaBytes = arena.getInt();
   return success();
 }
 

@@ -4,9 +4,14 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <string>
+
+namespace llvm {
+class Module;
+}
 
 namespace pipecc::codegen {
 
@@ -14,10 +19,12 @@ namespace pipecc::codegen {
 /// translations in `translations` besides builtin and LLVM), optimises it
 /// at -O`optLevel` (0 to 3) for the host CPU and writes an object file.
 /// Errors are reported on the module.
-mlir::LogicalResult emitObjectFile(mlir::ModuleOp module,
-                                   llvm::StringRef objectPath,
-                                   unsigned optLevel,
-                                   const mlir::DialectRegistry &translations);
+/// `adjust`, when given, sees the LLVM IR module before optimisation (a
+/// target's placement of its sections, say).
+mlir::LogicalResult
+emitObjectFile(mlir::ModuleOp module, llvm::StringRef objectPath,
+               unsigned optLevel, const mlir::DialectRegistry &translations,
+               llvm::function_ref<void(llvm::Module &)> adjust = nullptr);
 
 /// Links objects into an executable with the system C++ compiler driver
 /// (`PIPECC_CXX`, else `c++`), a runtime's link response file `linkFile`
