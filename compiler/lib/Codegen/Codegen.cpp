@@ -2,7 +2,6 @@
 // the files that travel with them (weights, manifest, launcher).
 #include "pipecc/Compiler/Codegen.h"
 
-#include "pipecc/Compiler/ObjectEmitter.h"
 #include "pipecc/Compiler/PassRunning.h"
 #include "pipecc/Conversion/Passes.h"
 #include "pipecc/Conversion/StageAbi.h"
