@@ -8,6 +8,7 @@
 #include "pipecc/Compiler/PassRunning.h"
 #include "pipecc/Compiler/TargetBackend.h"
 #include "pipecc/Dialect/Pipeline/PipelineOps.h"
+#include "pipecc/Conversion/StageAbi.h"
 #include "pipecc/Passes/Passes.h"
 #include "pipecc/Support/Escape.h"
 
@@ -412,7 +413,7 @@ int pipecc::runDriver(const DriverOptions &options,
   } else if (outputDir && last == Phase::Lower) {
     for (OwningOpRef<ModuleOp> &rank : rankModules) {
       int64_t index =
-          (*rank)->getAttrOfType<IntegerAttr>("pipeline.rank").getInt();
+          (*rank)->getAttrOfType<IntegerAttr>(attrs::kRank).getInt();
       if (!outputDir->writeFile(
               "rank" + std::to_string(index) + ".lower.mlir",
               [&](llvm::raw_ostream &os) { rank->print(os, flags); }, error))
