@@ -3,7 +3,6 @@
 #include "pipecc/Compiler/Codegen.h"
 
 #include "pipecc/Compiler/MemoryPlanning.h"
-#include "pipecc/Compiler/ObjectEmitter.h"
 #include "pipecc/Compiler/PassRunning.h"
 #include "pipecc/Conversion/Passes.h"
 #include "pipecc/Conversion/StageAbi.h"
