@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The static memory plan of a GPT-2-XL-sized pipeline (48 layers, width 1600,
 # 25 heads, sequence 1024, vocabulary 50257: 1.56 G parameters) on 8 ranks,
-# under 1F1B and ZB-H1, in bf16 (2-byte activations, f32 master weights and a
-# bf16 copy of each). Not a test: it exports the model once (a few minutes),
+# under 1F1B and ZB-H1, compiled with --precision bf16 (bf16 activations, f32
+# master weights). Not a test: it exports the model once (a few minutes),
 # then runs pipecc up to the schedule phase for each schedule and prints
 # pipecc --memory-plan's table, with each run's time and peak memory.
 #
@@ -43,5 +43,5 @@ for schedule in $schedules; do
   echo
   /usr/bin/time -f "pipecc: %e s, peak RSS %M KiB" \
     "$pipecc" "$model" --stages "$stages" --microbatches "$microbatches" \
-    --schedule "$schedule" --memory-plan="$precision"
+    --schedule "$schedule" --precision "$precision" --memory-plan
 done

@@ -232,7 +232,14 @@ int pipecc::runDriver(const DriverOptions &options,
   }
   std::optional<codegen::MemoryPlanSettings> memorySettings;
   if (options.memoryPlan) {
-    memorySettings = codegen::memoryPlanSettingsFor(*options.memoryPlan);
+    // Without a value: the program as compiled (--precision included).
+    if (options.memoryPlan->empty()) {
+      codegen::RankSettings compiled;
+      compiled.precision = options.precision;
+      memorySettings = codegen::memoryPlanSettingsFor(compiled);
+    } else {
+      memorySettings = codegen::memoryPlanSettingsFor(*options.memoryPlan);
+    }
     if (!memorySettings)
       return fail("--memory-plan=" + *options.memoryPlan +
                   ": expected fp32 or bf16");

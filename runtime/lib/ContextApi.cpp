@@ -378,23 +378,23 @@ void pipecc_rt_accumulate_gradient(pipecc_rt_context *ctx,
     if (storage.desc->role != PIPECC_RT_ROLE_GRADIENT)
       fail("accumulate_gradient: ", c.bufferLabel(gradient_buffer_id),
            " is not a gradient");
-    int64_t bytes = storage.desc->bytes;
-    int64_t count = bytes / static_cast<int64_t>(sizeof(float));
-    std::vector<char> dstStaging, srcStaging;
-    auto *dst = reinterpret_cast<float *>(c.hostWritable(
-        storage.memory, bytes, dstStaging, /*keepContents=*/true));
-    src = reinterpret_cast<const float *>(c.hostView(src, bytes, srcStaging));
+    int64_t count =
+        storage.desc->bytes / static_cast<int64_t>(sizeof(float));
     // The accumulator starts the step at zero and the job stops at the first
     // non-finite sum, so a non-finite element here is this micro-batch's
     // doing (a non-finite gradient, or finite ones overflowing).
-    int64_t bad = addAndFindNonFinite(dst, src, count);
-    c.writeBack(storage.memory, reinterpret_cast<const char *>(dst), bytes);
-    if (bad >= 0)
+    int64_t bad = c.device->accumulateF32(
+        reinterpret_cast<float *>(storage.memory), src, count);
+    if (bad >= 0) {
+      float value = 0;
+      c.device->copyToHost(&value, storage.memory + bad * sizeof(float),
+                           sizeof(float));
       fail("step ", c.stepIndex + 1, ", micro-batch ", microbatch,
            ": the gradient of '",
            c.program->buffers[storage.desc->parameter_id].name, "' is ",
-           nonFiniteName(dst[bad]), " at element ", bad,
+           nonFiniteName(value), " at element ", bad,
            "; training stopped, nothing saved");
+    }
   });
 }
 
@@ -406,16 +406,10 @@ void pipecc_rt_optimizer_step(pipecc_rt_context *ctx) {
       if (storage.desc->role != PIPECC_RT_ROLE_GRADIENT)
         continue;
       BufferStorage &parameter = c.buffer(storage.desc->parameter_id);
-      int64_t bytes = storage.desc->bytes;
-      std::vector<char> parameterStaging, gradientStaging;
-      char *values = c.hostWritable(parameter.memory, bytes, parameterStaging,
-                                    /*keepContents=*/true);
-      pipecc_rt_sgd_update_f32(
-          reinterpret_cast<float *>(values),
-          reinterpret_cast<const float *>(
-              c.hostView(storage.memory, bytes, gradientStaging)),
-          bytes / static_cast<int64_t>(sizeof(float)), step);
-      c.writeBack(parameter.memory, values, bytes);
+      c.device->sgdUpdateF32(
+          reinterpret_cast<float *>(parameter.memory),
+          reinterpret_cast<const float *>(storage.memory),
+          storage.desc->bytes / static_cast<int64_t>(sizeof(float)), step);
     }
   });
 }

@@ -76,11 +76,14 @@ func.func @linear(%x: tensor<8x16xf32>, %w: tensor<32x16xf32>, %b: tensor<32xf32
   return %2 : tensor<8x32xf32>
 }
 
-// bf16 batched matmul: A, B and C in bf16 (dtype 5), no epilogue.
+// bf16 batched matmul: A and B in bf16 (dtype 5), accumulated by cuBLASLt
+// into an f32 C (dtype 0) that a kernel then rounds to bf16 once; no
+// epilogue.
 // CHECK-LABEL: llvm.func @batched(
 // CHECK-DAG: %[[BF16:.*]] = llvm.mlir.constant(5 : i32) : i32
+// CHECK-DAG: %[[F32:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-DAG: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
-// CHECK: llvm.call @pipecc_rt_cuda_gemm_batched({{.*}}, %[[BF16]], %[[BF16]], %[[NULL]], %{{.*}}) : (i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64, i64, i32, i32, !llvm.ptr, i32) -> ()
+// CHECK: llvm.call @pipecc_rt_cuda_gemm_batched({{.*}}, %[[BF16]], %[[F32]], %[[NULL]], %[[F32]]) : (i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64, i64, i32, i32, !llvm.ptr, i32) -> ()
 func.func @batched(%x: tensor<2x4x8xbf16>, %w: tensor<2x8x3xbf16>) -> tensor<2x4x3xbf16> {
   %0 = graph.matmul %x, %w : tensor<2x4x8xbf16>, tensor<2x8x3xbf16> -> tensor<2x4x3xbf16>
   return %0 : tensor<2x4x3xbf16>

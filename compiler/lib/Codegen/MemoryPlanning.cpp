@@ -32,9 +32,13 @@ codegen::memoryPlanSettingsFor(StringRef precision) {
 
 MemoryPlanSettings
 codegen::memoryPlanSettingsFor(const RankSettings &settings) {
-  // The driver accepts only fp32 and bf16.
-  return memoryPlanSettingsFor(settings.precision)
-      .value_or(*memoryPlanSettingsFor("fp32"));
+  // The executables' plan sizes every buffer as its type says: under
+  // --precision bf16 the activations already are bf16 tensors and the f32
+  // ones (losses, statistics) must keep 4 bytes, so the what-if scaling of
+  // memoryPlanSettingsFor("bf16") would misplace them.
+  MemoryPlanSettings planned;
+  planned.precision = settings.precision;
+  return planned;
 }
 
 namespace {

@@ -67,7 +67,8 @@ static cl::opt<bool> summary("summary",
 static cl::opt<std::string> memoryPlan(
     "memory-plan", cl::ValueOptional,
     cl::desc("Print every rank's static memory plan after the schedule "
-             "phase, for fp32 (default) or bf16 activations"),
+             "phase: of the program as compiled (default), or assuming fp32 "
+             "or bf16 activations"),
     cl::value_desc("fp32|bf16"), cl::cat(pipeccCategory));
 // Numbers are read as text and parsed by the runtime's parser
 // (pipecc/Runtime/Numbers.h), so that pipecc and the rank executables accept
@@ -202,7 +203,7 @@ int main(int argc, char **argv) {
   options.force = force;
   options.printSummary = summary;
   if (memoryPlan.getNumOccurrences())
-    options.memoryPlan = memoryPlan.empty() ? "fp32" : memoryPlan.getValue();
+    options.memoryPlan = memoryPlan.getValue();
   std::string numberError;
   constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
   for (auto [flag, text, target, min, max] :

@@ -4,10 +4,14 @@
 #include "CudaSupport.h"
 #include "pipecc/Runtime/CUDA/Kernels.h"
 
+#include "pipecc/Runtime/Runtime.h"
+
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace pipecc::rt {
 
@@ -129,6 +133,40 @@ public:
                     "cudaStreamWaitEvent");
   }
 
+  // The step's arithmetic runs as kernels (Kernels.cu) on the compute
+  // stream the stage functions' kernels use: gradients and weights never
+  // cross to the host.
+  int64_t accumulateF32(float *dst, const float *src, int64_t count) override {
+    cudaStream_t stream = cuda::computeStream();
+    if (!nonFinite_)
+      cuda::checkCuda(cudaMalloc(reinterpret_cast<void **>(&nonFinite_),
+                                 sizeof(int32_t)),
+                      "cudaMalloc (non-finite flag)");
+    cuda::checkCuda(cudaMemsetAsync(nonFinite_, 0, sizeof(int32_t), stream),
+                    "cudaMemsetAsync");
+    pipecc_rt_cuda_accumulate(dst, src, PIPECC_RT_F32, count, nonFinite_);
+    int32_t flag = 0;
+    cuda::checkCuda(cudaMemcpyAsync(&flag, nonFinite_, sizeof flag,
+                                    cudaMemcpyDeviceToHost, stream),
+                    "cudaMemcpyAsync (non-finite flag)");
+    cuda::checkCuda(cudaStreamSynchronize(stream),
+                    "cudaStreamSynchronize (after accumulating a gradient)");
+    if (!flag)
+      return -1;
+    // The error path only: find the element on the host.
+    std::vector<float> sum(static_cast<size_t>(count));
+    copyToHost(sum.data(), dst, count * static_cast<int64_t>(sizeof(float)));
+    for (int64_t i = 0; i < count; ++i)
+      if (!std::isfinite(sum[i]))
+        return i;
+    return 0;
+  }
+  void sgdUpdateF32(float *param, const float *grad, int64_t count,
+                    float step) override {
+    pipecc_rt_cuda_sgd_update(param, grad, /*param_bf16=*/nullptr, count,
+                              step);
+  }
+
   int64_t peakMemoryBytes() const override {
     return peak_ + poolHighWater();
   }
@@ -153,6 +191,7 @@ public:
   }
 
 private:
+  int32_t *nonFinite_ = nullptr;
   /// The stream-ordered pool's most reserved bytes (the workspace).
   static int64_t poolHighWater() {
     int device = 0;

@@ -1,15 +1,40 @@
 //===- Host.cpp - The host device: buffers in plain host memory -----------===//
 #include "pipecc/Runtime/Device.h"
+#include "pipecc/Runtime/Context.h"
 #include "pipecc/Runtime/Error.h"
+#include "pipecc/Runtime/Runtime.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <sys/resource.h>
+#include <vector>
 
 namespace pipecc::rt {
 
 Device::~Device() = default;
+
+int64_t Device::accumulateF32(float *dst, const float *src, int64_t count) {
+  std::vector<float> sum(static_cast<size_t>(count)),
+      addend(static_cast<size_t>(count));
+  int64_t bytes = count * static_cast<int64_t>(sizeof(float));
+  copyToHost(sum.data(), dst, bytes);
+  copyToHost(addend.data(), src, bytes);
+  int64_t bad = addAndFindNonFinite(sum.data(), addend.data(), count);
+  copyToDevice(dst, sum.data(), bytes);
+  return bad;
+}
+
+void Device::sgdUpdateF32(float *param, const float *grad, int64_t count,
+                          float step) {
+  std::vector<float> values(static_cast<size_t>(count)),
+      gradient(static_cast<size_t>(count));
+  int64_t bytes = count * static_cast<int64_t>(sizeof(float));
+  copyToHost(values.data(), param, bytes);
+  copyToHost(gradient.data(), grad, bytes);
+  pipecc_rt_sgd_update_f32(values.data(), gradient.data(), count, step);
+  copyToDevice(param, values.data(), bytes);
+}
 
 namespace {
 class HostDevice final : public Device {
@@ -52,6 +77,14 @@ public:
   void destroyEvent(Event) override {}
   void recordEvent(Event, Stream) override {}
   void waitEvent(Stream, Event) override {}
+
+  int64_t accumulateF32(float *dst, const float *src, int64_t count) override {
+    return addAndFindNonFinite(dst, src, count);
+  }
+  void sgdUpdateF32(float *param, const float *grad, int64_t count,
+                    float step) override {
+    pipecc_rt_sgd_update_f32(param, grad, count, step);
+  }
 
   int64_t peakMemoryBytes() const override {
     struct rusage usage;

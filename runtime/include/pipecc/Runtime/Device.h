@@ -52,6 +52,18 @@ public:
   /// Makes later work on `stream` wait for `event`.
   virtual void waitEvent(Stream stream, Event event) = 0;
 
+  /// Training-step arithmetic on f32 buffers in device memory. The defaults
+  /// stage through host memory with the copy functions (right for any
+  /// device); a device with kernels overrides them so that gradients and
+  /// weights never cross to the host.
+  ///
+  /// dst[i] += src[i]; returns -1 when every dst[i] is finite afterwards,
+  /// else the index of a non-finite one.
+  virtual int64_t accumulateF32(float *dst, const float *src, int64_t count);
+  /// param[i] -= step * grad[i].
+  virtual void sgdUpdateF32(float *param, const float *grad, int64_t count,
+                            float step);
+
   /// The most memory this rank has held on the device so far, in bytes
   /// (host: the process's peak resident set, getrusage's ru_maxrss).
   virtual int64_t peakMemoryBytes() const = 0;
