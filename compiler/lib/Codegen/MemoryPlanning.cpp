@@ -38,6 +38,7 @@ codegen::memoryPlanSettingsFor(const RankSettings &settings) {
   // memoryPlanSettingsFor("bf16") would misplace them.
   MemoryPlanSettings planned;
   planned.precision = settings.precision;
+  planned.asCompiled = true;
   return planned;
 }
 
@@ -492,12 +493,14 @@ void codegen::printMemoryPlan(ArrayRef<RankMemoryPlan> ranks,
         .str();
   };
   os << "memory plan: " << ranks.size() << " ranks, schedule " << schedule
-     << ", " << microbatches << " micro-batches, " << settings.precision
-     << " (activations " << settings.activationElementBytes
-     << " bytes an element; weights f32"
-     << (settings.weightCopies ? " + a bf16 copy" : "") << "; optimizer state "
-     << settings.optimizerStateCopies << " f32 copies), " << unitName
-     << "\n";
+     << ", " << microbatches << " micro-batches, " << settings.precision;
+  if (settings.asCompiled)
+    os << " as compiled (each buffer at its type's size; weights f32";
+  else
+    os << " (activations " << settings.activationElementBytes
+       << " bytes an element; weights f32";
+  os << (settings.weightCopies ? " + a bf16 copy" : "") << "; optimizer state "
+     << settings.optimizerStateCopies << " f32 copies), " << unitName << "\n";
   os << llvm::formatv("{0,4} {1,5} {2,9}", "rank", "stage", "in-flight");
   for (const Category &category : kCategories)
     os << llvm::formatv(" {0,11}", category.heading);

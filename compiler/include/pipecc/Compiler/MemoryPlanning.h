@@ -30,6 +30,9 @@ struct MemoryPlanSettings {
   /// f32 copies of each trainable parameter the optimizer keeps (the
   /// runtime's SGD: none; Adam would keep two).
   int64_t optimizerStateCopies = 0;
+  /// The plan of the program as compiled: every buffer at its type's size
+  /// (no what-if scaling), as the rank executables are built with.
+  bool asCompiled = false;
   int64_t alignment = 64;
 };
 
