@@ -230,12 +230,15 @@ for exe in "${elves[@]}"; do
   strip --strip-unneeded "$exe"
   case "$rel" in
     models/*/rank*)
-      "$cuobjdump" --list-elf "$exe" 2>/dev/null | grep -q "\.$gpu_arch\.cubin" ||
+      # Listings read whole first: `cuobjdump | grep -q` under pipefail
+      # fails whenever grep's early exit kills cuobjdump with SIGPIPE.
+      listing=$("$cuobjdump" --list-elf "$exe" 2>/dev/null || true)
+      grep -q "\.$gpu_arch\.cubin" <<<"$listing" ||
         problems+=("$rel holds no $gpu_arch code (cuobjdump --list-elf)")
       # Kernels generated from the stage functions (the runtime's own
       # kernels are sm_90 too): test/CUDA/compile_for_cuda.py's rule.
-      "$cuobjdump" --dump-resource-usage "$exe" 2>/dev/null |
-        grep -Eq '^ *Function stage[0-9]+_' ||
+      listing=$("$cuobjdump" --dump-resource-usage "$exe" 2>/dev/null || true)
+      grep -Eq '^ *Function stage[0-9]+_' <<<"$listing" ||
         problems+=("$rel holds no kernel generated from its stage functions (cuobjdump --dump-resource-usage)") ;;
   esac
   while read -r soname arrow path _; do
