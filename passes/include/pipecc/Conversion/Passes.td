@@ -220,8 +220,12 @@ def LowerRankProgram : Pass<"pipecc-lower-rank-program", "::mlir::ModuleOp"> {
       never loads from a buffer itself.
     - `pipecc_buffers`: the buffer table (`pipecc_rt_buffer_desc`), and
       `pipecc_program` (`pipecc_rt_rank_program`) at the runtime's ABI
-      version, naming `target`; slots 0, offsets -1 and arena_bytes 0 let
-      the runtime place the buffers.
+      version, naming `target`. When the module carries the rank's static
+      memory plan (`pipeline.memory_plan`: arena_bytes, and per buffer-table
+      entry its name, slots and offset), each entry takes its slots and
+      offset and the program the arena size; a plan whose entries do not
+      name this table's buffers in order is an error. Without one, slots 0,
+      offsets -1 and arena_bytes 0 let the runtime place the buffers.
     - `main`, calling `pipecc_rt_main`.
 
     The `pipeline.pipeline` and the `pipeline.stage_abi` attributes are
