@@ -92,3 +92,32 @@ module attributes {pipeline.rank = 0 : i64, pipeline.parameters = []} {
     }
   }
 }
+
+// -----
+
+// A static memory plan must place this rank's buffer table, entry by entry.
+// expected-error @+1 {{'pipeline.memory_plan' entry 0 is 'z', buffer 0 is 'x'}}
+module attributes {pipeline.rank = 0 : i64, pipeline.parameters = [], pipeline.memory_plan = {arena_bytes = 128 : i64, buffers = [{name = "z", slots = 1 : i64, offset = 0 : i64}, {name = "y", slots = 1 : i64, offset = 64 : i64}]}} {
+  llvm.func @forward(%arg0: !llvm.ptr, %arg1: !llvm.ptr) attributes {pipeline.stage_abi = {kind = "forward", args = [{pipeline.input = "x", type = tensor<4xf32>}], results = [{pipeline.tensor = "y", type = tensor<4xf32>}]}} {
+    llvm.return
+  }
+  pipeline.pipeline @train stages = 1 chunks = 1 microbatches = 1 schedule = "gpipe" {
+    pipeline.program rank 0 {
+      pipeline.forward stage 0 chunk 0 mb 0
+    }
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'pipeline.memory_plan' places 1 buffers, the rank's buffer table has 2}}
+module attributes {pipeline.rank = 0 : i64, pipeline.parameters = [], pipeline.memory_plan = {arena_bytes = 128 : i64, buffers = [{name = "x", slots = 1 : i64, offset = 0 : i64}]}} {
+  llvm.func @forward(%arg0: !llvm.ptr, %arg1: !llvm.ptr) attributes {pipeline.stage_abi = {kind = "forward", args = [{pipeline.input = "x", type = tensor<4xf32>}], results = [{pipeline.tensor = "y", type = tensor<4xf32>}]}} {
+    llvm.return
+  }
+  pipeline.pipeline @train stages = 1 chunks = 1 microbatches = 1 schedule = "gpipe" {
+    pipeline.program rank 0 {
+      pipeline.forward stage 0 chunk 0 mb 0
+    }
+  }
+}
