@@ -17,14 +17,13 @@
 using namespace pipecc::rt;
 
 namespace {
-std::unique_ptr<Transport> createCudaTransport(TransportKind kind, int *,
+// Whatever transport was asked for, the host side is the socket one:
+// out/launch's folder, or under mpirun/srun the launcher job's
+// (socketConfigFromEnvironment).
+std::unique_ptr<Transport> createCudaTransport(TransportKind, int *,
                                                char ***) {
-  SocketConfig config = socketConfigFromEnvironment();
-  if (kind == TransportKind::Mpi && config.size > 1 &&
-      config.rendezvous.empty())
-    fail("CUDA rank executables have no MPI: start them with out/launch, "
-         "or set PIPECC_RENDEZVOUS to a folder all ranks of the node share");
-  std::unique_ptr<Transport> host = createSocketTransport(config);
+  std::unique_ptr<Transport> host =
+      createSocketTransport(socketConfigFromEnvironment());
   int deviceCount = 0;
   cuda::checkCuda(cudaGetDeviceCount(&deviceCount),
                   "cudaGetDeviceCount (is there a GPU and a driver?)");

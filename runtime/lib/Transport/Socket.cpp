@@ -256,6 +256,9 @@ SocketTransport::SocketTransport(const SocketConfig &config) {
   if (size_ == 1)
     return;
   connectPeers(config);
+  // Every rank has unlinked its socket by now; the last one empties it.
+  if (config.removeRendezvous)
+    ::rmdir(config.rendezvous.c_str());
   if (pipe(wakePipe_) != 0)
     fail("socket transport: pipe: ", std::strerror(errno));
   progress_ = std::thread([this] { progressLoop(); });

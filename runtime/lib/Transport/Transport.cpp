@@ -5,7 +5,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <functional>
 #include <limits>
+#include <string>
+#include <sys/stat.h>
 
 namespace pipecc::rt {
 
@@ -110,6 +116,44 @@ RankEnvironment rankFromEnvironment() {
   return RankEnvironment{};
 }
 
+/// The rendezvous folder of ranks that mpirun or srun started without
+/// PIPECC_RENDEZVOUS: one per launcher job, in $TMPDIR (or /tmp), created
+/// by whichever rank comes first. Unix-domain sockets reach only this node:
+/// ranks on other nodes time out in the bootstrap, naming themselves.
+/// Empty when no job id is found.
+static std::string launcherRendezvous() {
+  std::string job;
+  if (const char *slurm = environment("SLURM_JOB_ID")) {
+    job = std::string("slurm-") + slurm;
+    if (const char *step = environment("SLURM_STEP_ID"))
+      job += std::string(".") + step;
+  } else if (const char *pmix = environment("PMIX_NAMESPACE")) {
+    job = std::string("pmix-") + pmix;
+  } else if (const char *ompi = environment("OMPI_MCA_ess_base_jobid")) {
+    job = std::string("ompi-") + ompi;
+  }
+  if (job.empty())
+    return "";
+  // A socket path has room for about 100 bytes: keep the name short and
+  // made of safe characters.
+  std::string name;
+  for (char c : job)
+    name.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '.' ||
+                           c == '-'
+                       ? c
+                       : '_');
+  if (name.size() > 40)
+    name = name.substr(0, 20) + "-" +
+           std::to_string(std::hash<std::string>{}(job) % 1000000007u);
+  const char *tmp = environment("TMPDIR");
+  std::string folder = std::string(tmp && *tmp ? tmp : "/tmp") +
+                       "/pipecc-rendezvous-" + name;
+  if (::mkdir(folder.c_str(), 0700) != 0 && errno != EEXIST)
+    fail("socket transport: cannot create the rendezvous folder '", folder,
+         "': ", std::strerror(errno));
+  return folder;
+}
+
 SocketConfig socketConfigFromEnvironment() {
   RankEnvironment ranks = rankFromEnvironment();
   SocketConfig config;
@@ -117,10 +161,15 @@ SocketConfig socketConfigFromEnvironment() {
   config.size = ranks.size;
   if (const char *dir = environment("PIPECC_RENDEZVOUS"))
     config.rendezvous = dir;
-  else if (config.size > 1)
+  else if (config.size > 1) {
+    // Ranks started by mpirun or srun on one node meet in the job's folder.
+    config.rendezvous = launcherRendezvous();
+    config.removeRendezvous = true;
+  }
+  if (config.size > 1 && config.rendezvous.empty())
     fail("socket transport: ", config.size, " ranks (", ranks.source,
-         ") but no PIPECC_RENDEZVOUS folder; start the ranks with out/launch "
-         "--transport socket");
+         ") but no PIPECC_RENDEZVOUS folder and no launcher job id; start "
+         "the ranks with out/launch --transport socket");
   if (environment("PIPECC_BOOTSTRAP_TIMEOUT"))
     config.bootstrapTimeoutSeconds = static_cast<int>(
         environmentInteger("PIPECC_BOOTSTRAP_TIMEOUT", 1, 86400));

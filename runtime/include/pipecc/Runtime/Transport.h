@@ -138,9 +138,14 @@ struct SocketConfig {
   std::string rendezvous;
   /// Seconds to wait for every peer to connect.
   int bootstrapTimeoutSeconds = 60;
+  /// The folder was made for this job (not given): once connected, each
+  /// rank tries to remove it, and the last one succeeds.
+  bool removeRendezvous = false;
 };
-/// From the environment: rankFromEnvironment(), PIPECC_RENDEZVOUS (required
-/// when size > 1), PIPECC_BOOTSTRAP_TIMEOUT (seconds, default 60).
+/// From the environment: rankFromEnvironment(), PIPECC_RENDEZVOUS (when
+/// size > 1; under mpirun or srun without it, a folder per launcher job in
+/// $TMPDIR or /tmp, for ranks on one node), PIPECC_BOOTSTRAP_TIMEOUT
+/// (seconds, default 60).
 SocketConfig socketConfigFromEnvironment();
 
 /// Connects the ranks (every pair over one Unix-domain stream socket) and
