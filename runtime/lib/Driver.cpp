@@ -262,30 +262,52 @@ void checkInputsAgreeAcrossRanks(pipecc_rt_context &ctx) {
          "samples (between ", fewest, " and ", most, " steps' worth)");
 }
 
-/// Rank 0 collects every rank's tensors (first occurrence of a name wins)
-/// and writes them to `path`; the other ranks send theirs. Collective.
-void gatherAndWrite(Transport &transport, const SafetensorsWriter &local,
-                    const std::string &path, const Metadata &metadata) {
+/// Every rank's `local` bytes on rank 0, indexed by rank (the others get an
+/// empty list): sizes first, over the control channel. Collective.
+std::vector<std::vector<char>> gatherBytes(Transport &transport,
+                                           std::vector<char> local) {
   if (transport.rank() != 0) {
-    std::vector<char> image = local.serialize();
-    int64_t size = static_cast<int64_t>(image.size());
+    int64_t size = static_cast<int64_t>(local.size());
     transport.send(&size, sizeof size, 0, kGatherSizeTag, Channel::Control);
-    transport.send(image.data(), size, 0, kGatherDataTag, Channel::Control);
-    return;
+    transport.send(local.data(), size, 0, kGatherDataTag, Channel::Control);
+    return {};
   }
-  SafetensorsWriter merged = local;
-  for (const auto &item : metadata)
-    merged.setMetadata(item.first, item.second);
+  std::vector<std::vector<char>> all(static_cast<size_t>(transport.size()));
+  all[0] = std::move(local);
   for (int peer = 1; peer < transport.size(); ++peer) {
     int64_t size = 0;
     transport.recv(&size, sizeof size, peer, kGatherSizeTag,
                    Channel::Control);
-    std::vector<char> image(static_cast<size_t>(size));
-    transport.recv(image.data(), size, peer, kGatherDataTag,
+    all[peer].resize(static_cast<size_t>(size));
+    transport.recv(all[peer].data(), size, peer, kGatherDataTag,
                    Channel::Control);
+  }
+  return all;
+}
+
+/// Rank 0 prints every rank's `text`, rank by rank. Collective.
+void printInRankOrder(Transport &transport, const std::string &text) {
+  for (const std::vector<char> &part :
+       gatherBytes(transport, std::vector<char>(text.begin(), text.end())))
+    std::fwrite(part.data(), 1, part.size(), stdout);
+  std::fflush(stdout);
+}
+
+/// Rank 0 collects every rank's tensors (first occurrence of a name wins)
+/// and writes them to `path`; the other ranks send theirs. Collective.
+void gatherAndWrite(Transport &transport, const SafetensorsWriter &local,
+                    const std::string &path, const Metadata &metadata) {
+  std::vector<std::vector<char>> images =
+      gatherBytes(transport, local.serialize());
+  if (transport.rank() != 0)
+    return;
+  SafetensorsWriter merged = local;
+  for (const auto &item : metadata)
+    merged.setMetadata(item.first, item.second);
+  for (int peer = 1; peer < transport.size(); ++peer) {
     SafetensorsFile file = SafetensorsFile::parse(
         "tensors gathered from rank " + std::to_string(peer),
-        std::move(image));
+        std::move(images[peer]));
     for (const TensorInfo &tensor : file.tensors())
       if (!merged.contains(tensor.name))
         merged.add(tensor.name, tensor.dtype, tensor.shape, file.data(tensor));
@@ -396,23 +418,7 @@ void reportTimers(pipecc_rt_context &ctx) {
                   timer.calls ? timer.total * 1e3 / timer.calls : 0.0);
     text += line;
   }
-  if (transport.rank() != 0) {
-    int64_t size = static_cast<int64_t>(text.size());
-    transport.send(&size, sizeof size, 0, kGatherSizeTag, Channel::Control);
-    transport.send(text.data(), size, 0, kGatherDataTag, Channel::Control);
-    return;
-  }
-  std::fputs(text.c_str(), stdout);
-  for (int peer = 1; peer < transport.size(); ++peer) {
-    int64_t size = 0;
-    transport.recv(&size, sizeof size, peer, kGatherSizeTag,
-                   Channel::Control);
-    std::string remote(static_cast<size_t>(size), '\0');
-    transport.recv(remote.data(), size, peer, kGatherDataTag,
-                   Channel::Control);
-    std::fputs(remote.c_str(), stdout);
-  }
-  std::fflush(stdout);
+  printInRankOrder(transport, text);
 }
 
 /// Rank 0 prints, rank by rank, the arena beside the measured peak.
@@ -426,24 +432,7 @@ void reportMemory(pipecc_rt_context &ctx) {
                 static_cast<long long>(ctx.device->peakMemoryBytes()),
                 ctx.device->isHost() ? "host peak resident set"
                                      : ctx.device->name());
-  std::string text = line;
-  if (transport.rank() != 0) {
-    int64_t size = static_cast<int64_t>(text.size());
-    transport.send(&size, sizeof size, 0, kGatherSizeTag, Channel::Control);
-    transport.send(text.data(), size, 0, kGatherDataTag, Channel::Control);
-    return;
-  }
-  std::fputs(text.c_str(), stdout);
-  for (int peer = 1; peer < transport.size(); ++peer) {
-    int64_t size = 0;
-    transport.recv(&size, sizeof size, peer, kGatherSizeTag,
-                   Channel::Control);
-    std::string remote(static_cast<size_t>(size), '\0');
-    transport.recv(remote.data(), size, peer, kGatherDataTag,
-                   Channel::Control);
-    std::fputs(remote.c_str(), stdout);
-  }
-  std::fflush(stdout);
+  printInRankOrder(transport, line);
 }
 
 int64_t samplesPerStep(pipecc_rt_context &ctx) {
