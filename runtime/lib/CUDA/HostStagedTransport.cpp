@@ -11,6 +11,7 @@
 #include "pipecc/Runtime/CUDA/CudaDevice.h"
 
 #include "CudaSupport.h"
+#include "HostBackedTransport.h"
 
 #include <map>
 #include <vector>
@@ -19,13 +20,10 @@ namespace pipecc::rt {
 
 namespace {
 
-class HostStagedTransport final : public Transport {
+class HostStagedTransport final : public HostBackedTransport {
 public:
   explicit HostStagedTransport(std::unique_ptr<Transport> host)
-      : host_(std::move(host)) {
-    rank_ = host_->rank();
-    size_ = host_->size();
-    localSize_ = host_->localSize();
+      : HostBackedTransport(std::move(host)) {
     computeStream_ = cuda::computeStream();
   }
 
@@ -115,15 +113,6 @@ public:
     toDevice(data, staged.data(), bytes);
   }
 
-  void reduceSumF64(double *data, int64_t count, int root) override {
-    host_->reduceSumF64(data, count, root);
-  }
-  int64_t allreduceMaxI64(int64_t value) override {
-    return host_->allreduceMaxI64(value);
-  }
-  void allreduceSumF64(double *data, int64_t count) override {
-    host_->allreduceSumF64(data, count);
-  }
 
   void broadcast(void *data, int64_t bytes, int root,
                  Channel channel) override {
@@ -139,9 +128,6 @@ public:
 
   void barrier(Channel channel) override { host_->barrier(channel); }
 
-  void broadcastBootstrap(void *data, int64_t bytes) override {
-    host_->broadcastBootstrap(data, bytes);
-  }
 
   void setStream(void *stream) override {
     computeStream_ = static_cast<cudaStream_t>(stream);
@@ -193,7 +179,6 @@ private:
                     "cudaStreamSynchronize (a received message)");
   }
 
-  std::unique_ptr<Transport> host_;
   cudaStream_t computeStream_ = nullptr;
   std::map<int64_t, Pending> pending_;
   bool finalized_ = false;

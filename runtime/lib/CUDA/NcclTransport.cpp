@@ -22,6 +22,7 @@
 #include "pipecc/Runtime/CUDA/CudaDevice.h"
 
 #include "CudaSupport.h"
+#include "HostBackedTransport.h"
 
 #include <nccl.h>
 
@@ -39,13 +40,10 @@ void checkNccl(ncclResult_t status, const char *what) {
 
 constexpr int kMaxTag = 0x3fffffff;
 
-class NcclTransport final : public Transport {
+class NcclTransport final : public HostBackedTransport {
 public:
   explicit NcclTransport(std::unique_ptr<Transport> host)
-      : host_(std::move(host)) {
-    rank_ = host_->rank();
-    size_ = host_->size();
-    localSize_ = host_->localSize();
+      : HostBackedTransport(std::move(host)) {
     computeStream_ = cuda::computeStream();
     cuda::checkCuda(
         cudaStreamCreateWithFlags(&commStream_, cudaStreamNonBlocking),
@@ -180,15 +178,6 @@ public:
     computeAfterCommunication();
   }
 
-  void reduceSumF64(double *data, int64_t count, int root) override {
-    host_->reduceSumF64(data, count, root);
-  }
-  int64_t allreduceMaxI64(int64_t value) override {
-    return host_->allreduceMaxI64(value);
-  }
-  void allreduceSumF64(double *data, int64_t count) override {
-    host_->allreduceSumF64(data, count);
-  }
 
   void broadcast(void *data, int64_t bytes, int root,
                  Channel channel) override {
@@ -213,9 +202,6 @@ public:
     host_->barrier(channel);
   }
 
-  void broadcastBootstrap(void *data, int64_t bytes) override {
-    host_->broadcastBootstrap(data, bytes);
-  }
 
   void setStream(void *stream) override {
     computeStream_ = static_cast<cudaStream_t>(stream);
@@ -279,7 +265,6 @@ private:
   /// Collectives: compute reads their result, so it waits right away.
   void computeAfterCommunication() { wait(track()); }
 
-  std::unique_ptr<Transport> host_;
   ncclComm_t comm_ = nullptr;
   cudaStream_t commStream_ = nullptr, computeStream_ = nullptr;
   std::map<int64_t, cudaEvent_t> pending_;
