@@ -66,7 +66,14 @@ void pipecc::buildCUDALoweringPipeline(OpPassManager &pm,
   emulate.sourceTypeStrs = emulated;
   pm.addNestedPass<gpu::GPUModuleOp>(
       arith::createArithEmulateUnsupportedFloats(emulate));
-  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+  // The kernels take memrefs the way the host passes them: gpu-to-llvm
+  // passes launch operands as bare pointers whenever the host convention is
+  // bare (its kernelBarePtrCallConv is then ignored), so the kernels must
+  // expect bare pointers too, or the driver reads parameters past the end of
+  // the launch's array.
+  ConvertGpuOpsToNVVMOpsOptions toNVVM;
+  toNVVM.useBarePtrCallConv = options.barePtrCallConv;
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(toNVVM));
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
@@ -83,7 +90,7 @@ void pipecc::buildCUDALoweringPipeline(OpPassManager &pm,
   pm.addPass(createConvertControlFlowToLLVMPass());
   GpuToLLVMConversionPassOptions gpuToLLVM;
   gpuToLLVM.hostBarePtrCallConv = options.barePtrCallConv;
-  gpuToLLVM.kernelBarePtrCallConv = false;
+  gpuToLLVM.kernelBarePtrCallConv = options.barePtrCallConv;
   pm.addPass(createGpuToLLVMConversionPass(gpuToLLVM));
 
   // ptxas (and fatbinary) from the toolkit.

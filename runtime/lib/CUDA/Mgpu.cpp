@@ -66,6 +66,11 @@ std::map<std::pair<CUmodule, std::string>, CUfunction> &functions() {
   static std::map<std::pair<CUmodule, std::string>, CUfunction> instance;
   return instance;
 }
+/// The name each looked-up function was found by, for launch diagnostics.
+std::map<CUfunction, std::string> &functionNames() {
+  static std::map<CUfunction, std::string> instance;
+  return instance;
+}
 
 /// The module of the image at `data`, loaded on first use.
 CUmodule loadModule(const void *data, const std::string &what) {
@@ -76,6 +81,20 @@ CUmodule loadModule(const void *data, const std::string &what) {
                 ("cuModuleLoadData (" + what + ")").c_str());
   }
   return module;
+}
+
+/// "cuLaunchKernel(stage1_forward_kernel, grid 4x1x1, block 256x1x1, 0 B
+/// shared)": which launch failed and with what shape.
+std::string describeLaunch(CUfunction function, intptr_t gridX, intptr_t gridY,
+                           intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                           intptr_t blockZ, int32_t smem) {
+  auto it = functionNames().find(function);
+  std::string name = it == functionNames().end() ? "?" : it->second;
+  return "cuLaunchKernel(" + name + ", grid " + std::to_string(gridX) + "x" +
+         std::to_string(gridY) + "x" + std::to_string(gridZ) + ", block " +
+         std::to_string(blockX) + "x" + std::to_string(blockY) + "x" +
+         std::to_string(blockZ) + ", " + std::to_string(smem) +
+         " B shared)";
 }
 
 bool isComputeStream(CUstream stream) {
@@ -109,6 +128,7 @@ CUfunction mgpuModuleGetFunction(CUmodule module, const char *name) {
     if (!function)
       checkDriver(driver().cuModuleGetFunction(&function, module, name),
                   (std::string("cuModuleGetFunction(") + name + ")").c_str());
+    functionNames()[function] = name;
     return function;
   });
 }
@@ -134,7 +154,9 @@ void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
                                static_cast<unsigned>(blockZ),
                                static_cast<unsigned>(smem), stream, params,
                                extra),
-                "cuLaunchKernel");
+                describeLaunch(function, gridX, gridY, gridZ, blockX, blockY,
+                               blockZ, smem)
+                    .c_str());
     if (synchronizeEveryLaunch())
       checkDriver(driver().cuStreamSynchronize(stream),
                   "kernel execution (PIPECC_CUDA_SYNC)");
