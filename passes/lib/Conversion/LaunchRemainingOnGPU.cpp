@@ -5,7 +5,11 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace pipecc {
 #define GEN_PASS_DEF_LAUNCHREMAININGONGPU
@@ -61,7 +65,71 @@ struct LaunchRemainingOnGPUPass
     if (func.isExternal())
       return;
     if (failed(processBlock(func.getBody().front())))
-      signalPassFailure();
+      return signalPassFailure();
+    sinkConstantGlobals(func);
+  }
+
+  /// A constant global (an index table, a mask) lives in host memory, so a
+  /// kernel must not receive its host address: each launch that reads one
+  /// gets its own `memref.get_global`, which kernel outlining then copies,
+  /// global and all, into the kernel's module, where it is device memory.
+  static void sinkConstantGlobals(func::FuncOp func) {
+    func.walk([](gpu::LaunchOp launch) {
+      llvm::SetVector<Value> captured;
+      getUsedValuesDefinedAbove(launch.getBody(), captured);
+      for (Value value : captured) {
+        auto get = value.getDefiningOp<memref::GetGlobalOp>();
+        if (!get)
+          continue;
+        OpBuilder builder = OpBuilder::atBlockBegin(&launch.getBody().front());
+        auto inside = llvm::cast<memref::GetGlobalOp>(builder.clone(*get));
+        if (memref::GlobalOp global = inlinedResourceGlobal(get))
+          inside.setName(global.getSymName());
+        replaceAllUsesInRegionWith(value, inside.getResult(),
+                                   launch.getBody());
+      }
+    });
+  }
+
+  /// The kernel-side twin of a constant global whose value is a resource
+  /// blob: the same value as plain dense elements, which the NVVM
+  /// translation can emit (it cannot emit i1 resource blobs). Null when the
+  /// global needs no twin or its blob cannot be read.
+  static memref::GlobalOp inlinedResourceGlobal(memref::GetGlobalOp get) {
+    auto module = get->getParentOfType<ModuleOp>();
+    auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+        get, get.getNameAttr());
+    if (!module || !global || !global.getInitialValue())
+      return {};
+    auto resource =
+        llvm::dyn_cast<DenseResourceElementsAttr>(*global.getInitialValue());
+    AsmResourceBlob *blob =
+        resource ? resource.getRawHandle().getBlob() : nullptr;
+    if (!blob)
+      return {};
+    std::string name = (global.getSymName() + "_dense").str();
+    if (auto existing = module.lookupSymbol<memref::GlobalOp>(name))
+      return existing;
+    auto type = llvm::cast<ShapedType>(resource.getType());
+    ArrayRef<char> bytes = blob->getData();
+    DenseElementsAttr dense;
+    if (type.getElementType().isInteger(1)) {
+      // One byte per element, as the importer stores booleans.
+      if (bytes.size() != static_cast<size_t>(type.getNumElements()))
+        return {};
+      SmallVector<bool> values(bytes.begin(), bytes.end());
+      dense = DenseElementsAttr::get(type, ArrayRef<bool>(values));
+    } else {
+      bool splat = false;
+      if (!DenseElementsAttr::isValidRawBuffer(type, bytes, splat))
+        return {};
+      dense = DenseElementsAttr::getFromRawBuffer(type, bytes);
+    }
+    OpBuilder builder(global);
+    auto twin = llvm::cast<memref::GlobalOp>(builder.clone(*global));
+    twin.setSymName(name);
+    twin.setInitialValueAttr(dense);
+    return twin;
   }
 
   LogicalResult processBlock(Block &block) {

@@ -9,6 +9,7 @@
 #include "pipecc/Conversion/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace pipecc {
@@ -29,10 +30,11 @@ struct MergeGPUModulesPass
     SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
     if (gpuModules.size() < 2)
       return;
-    // Only modules of kernels alone (what outlining makes) are merged.
+    // Only modules of kernels and the constant globals they read (what
+    // outlining makes) are merged.
     for (gpu::GPUModuleOp gpuModule : gpuModules)
       for (Operation &op : gpuModule.getBody()->without_terminator())
-        if (!isa<gpu::GPUFuncOp>(op))
+        if (!isa<gpu::GPUFuncOp, memref::GlobalOp>(op))
           return;
 
     gpu::GPUModuleOp merged = gpuModules.front();
@@ -41,6 +43,15 @@ struct MergeGPUModulesPass
     // (module, kernel) -> the kernel's name in the merged module.
     DenseMap<std::pair<StringAttr, StringAttr>, StringAttr> renamed;
     for (gpu::GPUModuleOp gpuModule : llvm::drop_begin(gpuModules)) {
+      // Globals are copies of the host module's, so one name is one value:
+      // the first copy serves every kernel.
+      for (auto global : llvm::make_early_inc_range(
+               gpuModule.getBody()->getOps<memref::GlobalOp>())) {
+        if (mergedSymbols.lookup(global.getSymName()))
+          continue;
+        global->moveBefore(merged.getBody()->getTerminator());
+        mergedSymbols.insert(global);
+      }
       for (auto func : llvm::make_early_inc_range(
                gpuModule.getBody()->getOps<gpu::GPUFuncOp>())) {
         StringAttr oldName = func.getNameAttr();

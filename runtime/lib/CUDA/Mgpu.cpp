@@ -159,7 +159,10 @@ void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
                     .c_str());
     if (synchronizeEveryLaunch())
       checkDriver(driver().cuStreamSynchronize(stream),
-                  "kernel execution (PIPECC_CUDA_SYNC)");
+                  ("kernel execution (PIPECC_CUDA_SYNC) of " +
+                   describeLaunch(function, gridX, gridY, gridZ, blockX,
+                                  blockY, blockZ, smem))
+                      .c_str());
   });
 }
 

@@ -338,7 +338,10 @@ def LaunchRemainingOnGPU : Pass<"pipecc-launch-remaining-on-gpu",
     they use, moves into a `gpu.launch` of one block of one thread.
     Regions that contain kernel launches or runtime calls are processed
     inside. A scalar computed by such code and used by host code is an
-    error.
+    error. Finally each launch that reads a constant global (an index
+    table, a mask) gets its own `memref.get_global`, so that kernel
+    outlining copies the global into the kernel's module: a kernel never
+    receives the host address of a constant.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
   let statistics = [
