@@ -23,6 +23,8 @@ using detail::Evaluation;
 
 namespace {
 constexpr double kEpsilon = 1e-9;
+/// Searched orders simulated with communication at the end.
+constexpr size_t kFinalists = 4;
 
 struct Candidate {
   Schedule schedule;
@@ -106,13 +108,7 @@ public:
     size_t fixedCount = pool.size();
 
     // 2. Greedy list scheduling under several policies.
-    std::optional<Candidate> best;
-    auto consider = [&](const Candidate &candidate) {
-      if (!best || shorter(candidate.evaluation, best->evaluation))
-        best = candidate;
-    };
-    for (const Candidate &fixed : pool)
-      consider(fixed);
+    std::vector<Candidate> searched;
     for (const detail::ListPolicy &policy : policies()) {
       std::optional<Schedule> schedule =
           detail::listSchedule(graph, policy, "auto");
@@ -120,9 +116,11 @@ public:
         continue;
       Evaluation evaluation = detail::evaluate(graph, *schedule);
       if (evaluation.complete && evaluation.within(limits))
-        consider({*schedule, "search", evaluation});
+        searched.push_back({*schedule, "search", evaluation});
     }
-    if (!best) {
+    for (const Candidate &fixed : pool)
+      searched.push_back({fixed.schedule, "search", fixed.evaluation});
+    if (searched.empty()) {
       std::ostringstream error;
       error << "auto found no order within the memory limit of ";
       if (options.memoryLimitBytes > 0)
@@ -134,18 +132,40 @@ public:
               << leastMemory << ")";
       return Diagnostic{error.str()};
     }
-    if (best->origin != "search")
-      best->origin = "search"; // what local search starts from
-    Candidate searched = *best;
+    // The best few distinct orders, by the fast pricing.
+    std::stable_sort(searched.begin(), searched.end(),
+                     [](const Candidate &a, const Candidate &b) {
+                       return shorter(a.evaluation, b.evaluation);
+                     });
+    std::vector<Candidate> finalists;
+    for (Candidate &candidate : searched) {
+      bool seen = false;
+      for (const Candidate &finalist : finalists)
+        seen = seen || finalist.schedule.perRank == candidate.schedule.perRank;
+      if (!seen)
+        finalists.push_back(std::move(candidate));
+      if (finalists.size() == kFinalists)
+        break;
+    }
 
-    // 3. Local search from the best order so far.
-    localSearch(searched);
-    // 4. Branch and bound on small problems.
-    if (graph.size() <= options.exactActions)
-      result.proven = branchAndBound(searched);
+    // 3. Local search from the two best, splitting the budget; 4. branch
+    // and bound from the best on small problems.
+    size_t improvedCount = std::min<size_t>(2, finalists.size());
+    for (size_t i = 0; i < improvedCount; ++i) {
+      Candidate improved = finalists[i];
+      localSearch(improved, options.localSearchEvaluations /
+                                int(improvedCount));
+      finalists.push_back(std::move(improved));
+    }
+    if (graph.size() <= options.exactActions) {
+      Candidate exact = finalists.front();
+      result.proven = branchAndBound(exact);
+      finalists.push_back(std::move(exact));
+    }
+    for (Candidate &finalist : finalists)
+      pool.push_back(std::move(finalist));
 
     // 5. The final choice, simulated with communication.
-    pool.push_back(searched);
     std::optional<size_t> winner;
     std::vector<double> makespans(pool.size(), 0);
     for (size_t i = 0; i < pool.size(); ++i) {
@@ -211,8 +231,7 @@ private:
   /// Moves one action at a time within its rank's order by up to `reach`
   /// places, keeping each move that shortens the order, until a full pass
   /// finds none or the evaluation budget is spent.
-  void localSearch(Candidate &current) {
-    int budget = options.localSearchEvaluations;
+  void localSearch(Candidate &current, int budget) {
     const int reach = 3;
     bool improved = true;
     while (improved && budget > 0) {

@@ -7,17 +7,21 @@
 //      fits the limit is a seed;
 //   2. a greedy list scheduler runs with several policies (caps on live
 //      micro-batches per rank, B or F first, W eager or filling idle time);
-//   3. local search moves single actions within a rank's order of the best
-//      so far (first improvement, within an evaluation budget);
+//   3. local search moves single actions by up to 3 places within a rank's
+//      order, from the two best orders so far (first improvement, within
+//      an evaluation budget);
 //   4. for small problems (at most exactActions actions), branch and bound
-//      over active schedules (Giffler-Thompson branching: at each step the
-//      rank that can finish something soonest, and each of its actions that
+//      over active schedules with each virtual stage's forwards in
+//      micro-batch order (Giffler-Thompson branching: at each step the rank
+//      that can finish something soonest, and each of its actions that
 //      could start before then), bounded below by each rank's remaining
 //      work and each action's longest remaining chain; within the node
-//      budget it is exact, which the result says;
-//   5. the seeds and the best searched orders are priced by materialising
-//      their communication and simulating it (what pipecc reports), and the
-//      best is kept: never worse than the best fixed schedule that fits.
+//      budget it is exact under the fast pricing, which the result says;
+//   5. the seeds, the four best searched orders and the improved ones are
+//      priced by materialising their communication and simulating it (what
+//      pipecc reports), and the best is kept, a fixed schedule unless a
+//      searched order is strictly shorter: never worse than the best fixed
+//      schedule that fits.
 // Memory is counted in program order (it does not depend on timing): in
 // micro-batches of activations (one unit is a micro-batch's activations
 // through all of a rank's virtual stages, held from F until its W ends), and
