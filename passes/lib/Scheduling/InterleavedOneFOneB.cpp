@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pipecc/Scheduling/Generators.h"
 #include "GeneratorSupport.h"
+#include "pipecc/Scheduling/Generators.h"
 
 #include <algorithm>
 #include <sstream>

@@ -93,8 +93,8 @@ ActionGraph::ActionGraph(const ScheduleProblem &problem,
 
 int ActionGraph::id(const ComputeAction &action) const {
   const ScheduleProblem &problem = problemRef;
-  int q = virtualStageTable[size_t(action.stage) * problem.chunks +
-                            action.chunk];
+  int q =
+      virtualStageTable[size_t(action.stage) * problem.chunks + action.chunk];
   return int((size_t(kindSlot(action.kind)) * problem.virtualStages() + q) *
                  problem.microbatches +
              action.microbatch);
@@ -135,9 +135,9 @@ struct RankMemory {
   /// W (or a fused backward) releases.
   void apply(const ActionGraph &graph, int id) {
     const ActionGraph::Node &node = graph.node(id);
-    const ActionGraph::Node &forward =
-        node.action.kind == ComputeKind::Forward ? node
-                                                 : graph.node(graph.forwardOf(id));
+    const ActionGraph::Node &forward = node.action.kind == ComputeKind::Forward
+                                           ? node
+                                           : graph.node(graph.forwardOf(id));
     switch (node.action.kind) {
     case ComputeKind::Forward:
       units += forward.microbatchUnits;
@@ -243,9 +243,8 @@ std::optional<Schedule> detail::listSchedule(const ActionGraph &graph,
   std::vector<int64_t> reserveBytes(V, 0);
   for (int q = V - 1; q >= 0; --q) {
     int rank = problem.placement[q].first;
-    const ActionGraph::Node &forward = graph.node(graph.id(
-        ComputeAction{ComputeKind::Forward, rank, problem.placement[q].second,
-                      0}));
+    const ActionGraph::Node &forward = graph.node(graph.id(ComputeAction{
+        ComputeKind::Forward, rank, problem.placement[q].second, 0}));
     reserveUnits[q] = forward.microbatchUnits;
     reserveBytes[q] = forward.activationBytes + forward.stashBytes;
     for (int later = q + 1; policy.reserveLaterStages && later < V; ++later) {
@@ -263,9 +262,9 @@ std::optional<Schedule> detail::listSchedule(const ActionGraph &graph,
   // Per rank, the actions whose producer has been scheduled.
   std::vector<std::vector<int>> candidates(ranks);
   for (int m = 0; m < M; ++m) {
-    int id = graph.id(ComputeAction{ComputeKind::Forward,
-                                    problem.placement[0].first,
-                                    problem.placement[0].second, m});
+    int id =
+        graph.id(ComputeAction{ComputeKind::Forward, problem.placement[0].first,
+                               problem.placement[0].second, m});
     candidates[problem.placement[0].first].push_back(id);
   }
   // Forwards of each virtual stage run in micro-batch order.
@@ -273,8 +272,7 @@ std::optional<Schedule> detail::listSchedule(const ActionGraph &graph,
 
   auto readyTime = [&](int id) {
     const ActionGraph::Node &node = graph.node(id);
-    return node.producer < 0 ? 0.0
-                             : end[node.producer] + node.messageSeconds;
+    return node.producer < 0 ? 0.0 : end[node.producer] + node.messageSeconds;
   };
   auto admissible = [&](int rank, int id) {
     const ActionGraph::Node &node = graph.node(id);
@@ -295,7 +293,8 @@ std::optional<Schedule> detail::listSchedule(const ActionGraph &graph,
   // Lexicographic priority: class, then micro-batch, then stage order.
   auto better = [&](int a, int b) {
     const ActionGraph::Node &x = graph.node(a), &y = graph.node(b);
-    int cx = classOf(policy, x.action.kind), cy = classOf(policy, y.action.kind);
+    int cx = classOf(policy, x.action.kind),
+        cy = classOf(policy, y.action.kind);
     if (cx != cy)
       return cx < cy;
     bool forward = x.action.kind == ComputeKind::Forward;

@@ -54,7 +54,7 @@ public:
     ComputeAction action;
     int virtualStage = 0;
     double duration = 0;
-    int producer = -1;       // node id, -1 for F of virtual stage 0
+    int producer = -1;         // node id, -1 for F of virtual stage 0
     double messageSeconds = 0; // added to the producer's end
     std::vector<int> consumers;
     double microbatchUnits = 0; // held F..W, on F nodes

@@ -8,9 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "pipecc/Scheduling/Search.h"
+#include "ListScheduling.h"
 #include "pipecc/Scheduling/Communication.h"
 #include "pipecc/Scheduling/Simulator.h"
-#include "ListScheduling.h"
 
 #include <algorithm>
 #include <cmath>
@@ -65,10 +65,9 @@ Status checkOptions(const ScheduleProblem &problem,
   for (const std::vector<int64_t> *bytes :
        {&options.sizes.activationBytes, &options.sizes.gradientBytes})
     if (!bytes->empty() && bytes->size() + 1 != V)
-      return Status::failure("auto: message sizes list " +
-                             std::to_string(bytes->size()) +
-                             " boundaries, the problem has " +
-                             std::to_string(V - 1));
+      return Status::failure(
+          "auto: message sizes list " + std::to_string(bytes->size()) +
+          " boundaries, the problem has " + std::to_string(V - 1));
   return Status::success();
 }
 
@@ -153,8 +152,8 @@ public:
     size_t improvedCount = std::min<size_t>(2, finalists.size());
     for (size_t i = 0; i < improvedCount; ++i) {
       Candidate improved = finalists[i];
-      localSearch(improved, options.localSearchEvaluations /
-                                int(improvedCount));
+      localSearch(improved,
+                  options.localSearchEvaluations / int(improvedCount));
       finalists.push_back(std::move(improved));
     }
     if (graph.size() <= options.exactActions) {
@@ -170,8 +169,8 @@ public:
     std::vector<double> makespans(pool.size(), 0);
     for (size_t i = 0; i < pool.size(); ++i) {
       Result<double> makespan = simulatedMakespan(pool[i].schedule);
-      makespans[i] = makespan ? *makespan
-                              : std::numeric_limits<double>::infinity();
+      makespans[i] =
+          makespan ? *makespan : std::numeric_limits<double>::infinity();
       if (i < fixedCount && makespans[i] < result.bestFixedMakespan) {
         result.bestFixedMakespan = makespans[i];
         result.bestFixed = pool[i].origin;
@@ -321,7 +320,8 @@ private:
 
   double readyTime(int id) const {
     const ActionGraph::Node &node = graph.node(id);
-    return node.producer < 0 ? 0 : state.end[node.producer] + node.messageSeconds;
+    return node.producer < 0 ? 0
+                             : state.end[node.producer] + node.messageSeconds;
   }
 
   bool admissible(int id) const {
@@ -346,7 +346,8 @@ private:
       return;
     const int N = graph.size(), P = problem.stages;
     if (scheduled == N) {
-      double makespan = *std::max_element(state.clock.begin(), state.clock.end());
+      double makespan =
+          *std::max_element(state.clock.begin(), state.clock.end());
       if (makespan < incumbent - kEpsilon) {
         incumbent = makespan;
         improvedOrder = state.orders;
@@ -386,7 +387,7 @@ private:
     std::stable_sort(conflict.begin(), conflict.end(), [&](int a, int b) {
       auto rankOf = [&](int id) {
         ComputeKind kind = graph.node(id).action.kind;
-        return kind == ComputeKind::Forward        ? 1
+        return kind == ComputeKind::Forward          ? 1
                : kind == ComputeKind::BackwardWeight ? 2
                                                      : 0;
       };
@@ -420,9 +421,9 @@ private:
 
   void applyMemory(int id, int rank) {
     const ActionGraph::Node &node = graph.node(id);
-    const ActionGraph::Node &forward =
-        node.action.kind == ComputeKind::Forward ? node
-                                                 : graph.node(graph.forwardOf(id));
+    const ActionGraph::Node &forward = node.action.kind == ComputeKind::Forward
+                                           ? node
+                                           : graph.node(graph.forwardOf(id));
     switch (node.action.kind) {
     case ComputeKind::Forward:
       state.units[rank] += forward.microbatchUnits;

@@ -1,4 +1,5 @@
-//===- ZeroBubble.cpp - ZB-H2 and ZB-V -------------------------------------===//
+//===- ZeroBubble.cpp - ZB-H2 and ZB-V
+//-------------------------------------===//
 //
 // Both orders come from one rule, played out with F = B = W = 1 and free
 // communication (the setting the papers draw them in), so they are fixed
@@ -27,8 +28,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pipecc/Scheduling/Generators.h"
 #include "ListScheduling.h"
+#include "pipecc/Scheduling/Generators.h"
 
 #include <sstream>
 
@@ -62,17 +63,16 @@ Result<Schedule> unitCostOrder(const ScheduleProblem &problem, double cap,
     policy.backwardFirst = !(variant & 2);
     policy.laterStageFirst = !(variant & 4);
     policy.weightAfterBackward = variant & 8;
-    policy.microbatchCap.assign(problem.stages,
-                                variant & 16 ? cap - 0.5 : cap);
+    policy.microbatchCap.assign(problem.stages, variant & 16 ? cap - 0.5 : cap);
     std::optional<Schedule> schedule =
         detail::listSchedule(graph, policy, name);
     if (!schedule)
       continue;
     detail::Evaluation evaluation = detail::evaluate(graph, *schedule);
-    bool better =
-        !best || evaluation.makespan < bestEvaluation.makespan - 1e-9 ||
-        (evaluation.makespan < bestEvaluation.makespan + 1e-9 &&
-         spanIdle(evaluation) < spanIdle(bestEvaluation) - 1e-9);
+    bool better = !best ||
+                  evaluation.makespan < bestEvaluation.makespan - 1e-9 ||
+                  (evaluation.makespan < bestEvaluation.makespan + 1e-9 &&
+                   spanIdle(evaluation) < spanIdle(bestEvaluation) - 1e-9);
     if (better) {
       best = std::move(schedule);
       bestEvaluation = evaluation;

@@ -70,8 +70,8 @@ TEST(Exactness, GPipeAndOneFOneBBubbleIsTheClosedForm) {
   for (const std::string name : {"gpipe", "1f1b"}) {
     for (int P = 2; P <= 8; ++P) {
       for (int M = 1; M <= 4 * P; ++M) {
-        SCOPED_TRACE(name + " P=" + std::to_string(P) + " M=" +
-                     std::to_string(M));
+        SCOPED_TRACE(name + " P=" + std::to_string(P) +
+                     " M=" + std::to_string(M));
         ScheduleProblem problem = unitProblem(name, P, 1, M, false);
         Result<Schedule> schedule = generateSchedule(name, problem);
         ASSERT_TRUE(schedule.ok()) << schedule.message();
@@ -91,8 +91,10 @@ TEST(Exactness, InterleavedBubbleIsTheClosedFormForWholeGroups) {
       for (int M = P; M <= 4 * P; ++M) {
         SCOPED_TRACE("P=" + std::to_string(P) + " v=" + std::to_string(v) +
                      " M=" + std::to_string(M));
-        ScheduleProblem problem = unitProblem("interleaved-1f1b", P, v, M, false);
-        Result<Schedule> schedule = generateSchedule("interleaved-1f1b", problem);
+        ScheduleProblem problem =
+            unitProblem("interleaved-1f1b", P, v, M, false);
+        Result<Schedule> schedule =
+            generateSchedule("interleaved-1f1b", problem);
         ASSERT_TRUE(schedule.ok()) << schedule.message();
         double closedForm = (P - 1.0) / (v * M + P - 1.0);
         double bubble = priced(problem, *schedule).bubble;
@@ -101,8 +103,7 @@ TEST(Exactness, InterleavedBubbleIsTheClosedFormForWholeGroups) {
         else
           EXPECT_GE(bubble, closedForm - 1e-12);
         // Blocking rendezvous can only add waiting.
-        EXPECT_GE(simulated(problem, *schedule).bubbleFraction,
-                  bubble - 1e-12);
+        EXPECT_GE(simulated(problem, *schedule).bubbleFraction, bubble - 1e-12);
       }
     }
   }

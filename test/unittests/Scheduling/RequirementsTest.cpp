@@ -55,8 +55,8 @@ TEST(ScheduleRequirements, EveryScheduleVerifiesOrIsRefusedUpFront) {
         for (int microbatches = 1; microbatches <= 4 * stages; ++microbatches) {
           for (bool split : {false, true}) {
             // auto is slow next to the others: one backward, fewer M.
-            if (name == "auto" && (!split || (microbatches % 3 != 0 &&
-                                              microbatches != 1)))
+            if (name == "auto" &&
+                (!split || (microbatches % 3 != 0 && microbatches != 1)))
               continue;
             SCOPED_TRACE(name + " P=" + std::to_string(stages) +
                          " v=" + std::to_string(chunks) +

@@ -11,14 +11,16 @@
 //
 // The fixed schedules (closed forms with F = B = W = 1 and free
 // communication, checked by GeneratorsTest / ExactnessTest):
-//   gpipe             any placement; bubble (P-1)/(M+P-1), peak M.
+//   gpipe             any placement; bubble (P-1)/(M+P-1) fused, peak M.
 //   1f1b              linear; bubble (P-1)/(M+P-1) fused, peak P - r.
-//   interleaved-1f1b  interleaved, M >= P; bubble (P-1)/(vM+P-1).
-//   zb-h1             linear, split; 1F1B's peak, bubble (P-1)(F+B-W).
+//   interleaved-1f1b  interleaved, M >= P; bubble (P-1)/(vM+P-1) fused for
+//                     M a multiple of P (with posted sends).
+//   zb-h1             linear, split; 1F1B's peak, makespan 3M + P - 1 for
+//                     M >= P.
 //   zb-h2             linear, split; peak <= 2P - 1, no idle inside any
 //                     rank's span once M >= 2P - 1 (see ZeroBubble.cpp).
-//   zb-v              V-shape, split; peak <= 1F1B's P, no idle inside any
-//                     rank's span once M >= 2P (see ZeroBubble.cpp).
+//   zb-v              V-shape, split; peak <= 1F1B's P, the least makespan
+//                     6M + P - 1 (chunk units) once M >= 2P (ZeroBubble.cpp).
 //   auto              a search under a memory limit (Search.h).
 //
 //===----------------------------------------------------------------------===//
@@ -81,8 +83,9 @@ std::unique_ptr<ScheduleGenerator> createZeroBubbleH2Generator();
 /// ZB-V (Qi et al., "Pipeline Parallelism with Controllable Memory"): two
 /// chunks per rank in the V placement, so rank 0 holds the first and the
 /// last virtual stage; B before F (the later chunk first) before W, with at
-/// most 2P chunk activations (= P micro-batches, 1F1B's peak) per rank.
-/// Needs a split backward, the V placement and 2 chunks per rank.
+/// most 2P chunk activations (= P micro-batches, 1F1B's peak) per rank; the
+/// shortest of that rule's variants under unit costs. Needs a split
+/// backward, the V placement and 2 chunks per rank.
 std::unique_ptr<ScheduleGenerator> createZeroBubbleVGenerator();
 
 /// The registered generator called `name`, or null.

@@ -1,4 +1,4 @@
-//===- Search.h - The `auto` schedule: a search under a memory limit -----*- C++ -*-===//
+//===- Search.h - The auto schedule: a search under a limit -----*- C++ -*-===//
 //
 // `auto` searches per-rank orderings of a problem for the shortest step
 // under a per-rank memory limit, priced by the problem's per-virtual-stage
@@ -128,8 +128,8 @@ struct ScheduleSearchSpace {
   std::vector<int> microbatches;
   /// The problem for `placement` (auto's placementFor(v)), v and M, with
   /// durations per virtual stage; a failure skips the candidate.
-  std::function<Result<ScheduleCandidateProblem>(
-      PlacementKind placement, int chunks, int microbatches)>
+  std::function<Result<ScheduleCandidateProblem>(PlacementKind placement,
+                                                 int chunks, int microbatches)>
       build;
 };
 
@@ -147,8 +147,9 @@ struct ScheduleSpaceResult {
 };
 
 /// searchOrdering over every (v, M) of `space`; the shortest step wins.
-Result<ScheduleSpaceResult> searchSchedule(const ScheduleSearchSpace &space,
-                                           const ScheduleSearchOptions &options = {});
+Result<ScheduleSpaceResult>
+searchSchedule(const ScheduleSearchSpace &space,
+               const ScheduleSearchOptions &options = {});
 
 /// The `auto` generator with `options`; the registry's "auto" has the
 /// defaults (no memory limit, free communication). placementFor: v = 1
