@@ -2,7 +2,7 @@
 // crashes.
 // RUN: not pipecc-opt %s -pipecc-schedule="schedule=nope microbatches=2" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not pipecc-opt %s -pipecc-schedule="schedule=gpipe microbatches=0" 2>&1 | FileCheck %s --check-prefix=NO-MB
-// RUN: not pipecc-opt %s -pipecc-schedule="schedule=interleaved-1f1b microbatches=3" 2>&1 | FileCheck %s --check-prefix=INTERLEAVED
+// RUN: not pipecc-opt %s -pipecc-schedule="schedule=interleaved-1f1b microbatches=1" 2>&1 | FileCheck %s --check-prefix=INTERLEAVED
 // RUN: not pipecc-opt %s -pipecc-schedule="schedule=zb-h1 microbatches=4 split-backward=false" 2>&1 | FileCheck %s --check-prefix=ZB-FUSED
 // RUN: not pipecc-opt %s -pipecc-schedule="schedule=1f1b split-backward=maybe" 2>&1 | FileCheck %s --check-prefix=SPLIT
 // RUN: not pipecc-opt %s -pipecc-schedule -pipecc-schedule 2>&1 | FileCheck %s --check-prefix=TWICE
@@ -11,8 +11,8 @@
 // UNKNOWN: error: cannot schedule 2 stages (one chunk each) on 2 micro-batches with 'nope': unknown schedule 'nope'; known schedules: gpipe 1f1b
 // NO-MB: error: --microbatches must be a positive int, got 0
 // A generator's refusal of the problem's shape reaches the user as is.
-// INTERLEAVED: error: cannot schedule 2 stages (one chunk each) on 3 micro-batches with 'interleaved-1f1b': interleaved-1f1b needs the micro-batches (3) to be a multiple of the stages (2)
-// ZB-FUSED: error: cannot schedule 2 stages (one chunk each) on 4 micro-batches with 'zb-h1': zb-h1 schedules B and W separately
+// INTERLEAVED: error: cannot schedule 2 stages (one chunk each) on 1 micro-batches with 'interleaved-1f1b': interleaved-1f1b needs micro-batches >= ranks, got 1 < 2
+// ZB-FUSED: error: cannot schedule 2 stages (one chunk each) on 4 micro-batches with 'zb-h1': zb-h1 needs the backward split into B and W
 // SPLIT: error: --split-backward must be true, false or auto, got 'maybe'
 // TWICE: error: the module already has a symbol @train; schedule it only once
 // EMPTY: error: no stage functions to schedule; run pipecc-split-stages first

@@ -17,9 +17,16 @@ class GPipeGenerator : public ScheduleGenerator {
 public:
   std::string name() const override { return "gpipe"; }
 
+  Result<PlacementKind> placementFor(int chunks) const override {
+    return chunks == 1 ? PlacementKind::Linear : PlacementKind::Interleaved;
+  }
+
+  /// Any placement of any number of chunks.
+  Status accepts(const ScheduleProblem &problem) const override {
+    return problem.check();
+  }
+
   Result<Schedule> generate(const ScheduleProblem &problem) const override {
-    if (Status status = problem.check(); !status)
-      return status;
     Schedule schedule{name(), std::vector<std::vector<ComputeAction>>(
                                   problem.stages)};
     int virtualStages = problem.virtualStages();

@@ -1,10 +1,32 @@
 //===- Generators.cpp - Generator registry --------------------------------===//
 
 #include "pipecc/Scheduling/Generators.h"
+#include "pipecc/Scheduling/Search.h"
 
 #include <sstream>
 
 using namespace pipecc::scheduling;
+
+Result<PlacementKind> ScheduleGenerator::placementFor(int chunks) const {
+  if (chunks == 1)
+    return PlacementKind::Linear;
+  return Diagnostic{name() + " needs one chunk per rank, got " +
+                    std::to_string(chunks)};
+}
+
+Status ScheduleGenerator::accepts(const ScheduleProblem &problem) const {
+  if (Status status = problem.check(); !status)
+    return status;
+  Result<PlacementKind> placement = placementFor(problem.chunks);
+  if (!placement)
+    return Status::failure(placement.message());
+  if (!problem.hasPlacement(*placement))
+    return Status::failure(name() + " needs the " + placementName(*placement) +
+                           " placement of the virtual stages");
+  if (needsSplitBackward() && !problem.splitBackward)
+    return Status::failure(name() + " needs the backward split into B and W");
+  return Status::success();
+}
 
 namespace {
 std::vector<std::unique_ptr<ScheduleGenerator>> &registry() {
@@ -15,6 +37,9 @@ std::vector<std::unique_ptr<ScheduleGenerator>> &registry() {
     builtIn.push_back(createOneFOneBGenerator());
     builtIn.push_back(createInterleavedOneFOneBGenerator());
     builtIn.push_back(createZeroBubbleH1Generator());
+    builtIn.push_back(createZeroBubbleH2Generator());
+    builtIn.push_back(createZeroBubbleVGenerator());
+    builtIn.push_back(createAutoGenerator());
     return builtIn;
   }();
   return generators;
@@ -57,7 +82,7 @@ Result<Schedule> pipecc::scheduling::generateSchedule(
       error << " " << known;
     return Diagnostic{error.str()};
   }
-  if (Status status = problem.check(); !status)
+  if (Status status = generator->accepts(problem); !status)
     return status;
   Result<Schedule> schedule = generator->generate(problem);
   if (!schedule)

@@ -19,15 +19,6 @@
 using namespace pipecc::scheduling;
 
 namespace {
-Status requireOneChunk(const ScheduleProblem &problem, const std::string &name) {
-  if (problem.chunks == 1)
-    return Status::success();
-  std::ostringstream error;
-  error << name << " runs one model chunk per stage, the problem has "
-        << problem.chunks << "; use interleaved-1f1b";
-  return Status::failure(error.str());
-}
-
 /// 1F1B's order of F and B for one rank; `weightLag` < 0 fuses or attaches W
 /// to its B, otherwise W(m) runs after B(m + weightLag) (and all remaining
 /// W's at the end).
@@ -62,15 +53,37 @@ std::vector<ComputeAction> oneFOneBRank(const ScheduleProblem &problem,
   return actions;
 }
 
-class OneFOneBGenerator : public ScheduleGenerator {
+/// 1F1B and ZB-H1 need one chunk per rank; any order of the virtual stages
+/// on the ranks works, since a rank's warm-up follows its virtual stage.
+class OneChunkGenerator : public ScheduleGenerator {
+public:
+  Result<PlacementKind> placementFor(int chunks) const override {
+    if (chunks == 1)
+      return PlacementKind::Linear;
+    std::ostringstream error;
+    error << name() << " needs one chunk per rank, got " << chunks
+          << "; use interleaved-1f1b or zb-v";
+    return Diagnostic{error.str()};
+  }
+
+  Status accepts(const ScheduleProblem &problem) const override {
+    if (Status status = problem.check(); !status)
+      return status;
+    if (Result<PlacementKind> placement = placementFor(problem.chunks);
+        !placement)
+      return Status::failure(placement.message());
+    if (needsSplitBackward() && !problem.splitBackward)
+      return Status::failure(name() +
+                             " needs the backward split into B and W");
+    return Status::success();
+  }
+};
+
+class OneFOneBGenerator : public OneChunkGenerator {
 public:
   std::string name() const override { return "1f1b"; }
 
   Result<Schedule> generate(const ScheduleProblem &problem) const override {
-    if (Status status = problem.check(); !status)
-      return status;
-    if (Status status = requireOneChunk(problem, name()); !status)
-      return status;
     Schedule schedule{name(), {}};
     for (int stage = 0; stage < problem.stages; ++stage)
       schedule.perRank.push_back(oneFOneBRank(problem, stage, -1));
@@ -78,18 +91,12 @@ public:
   }
 };
 
-class ZeroBubbleH1Generator : public ScheduleGenerator {
+class ZeroBubbleH1Generator : public OneChunkGenerator {
 public:
   std::string name() const override { return "zb-h1"; }
+  bool needsSplitBackward() const override { return true; }
 
   Result<Schedule> generate(const ScheduleProblem &problem) const override {
-    if (Status status = problem.check(); !status)
-      return status;
-    if (Status status = requireOneChunk(problem, name()); !status)
-      return status;
-    if (!problem.splitBackward)
-      return Diagnostic{"zb-h1 schedules B and W separately; the problem "
-                        "must set splitBackward"};
     Schedule schedule{name(), {}};
     for (int stage = 0; stage < problem.stages; ++stage)
       schedule.perRank.push_back(

@@ -21,6 +21,18 @@ const char *pipecc::scheduling::kindName(ComputeKind kind) {
   return "?";
 }
 
+const char *pipecc::scheduling::placementName(PlacementKind kind) {
+  switch (kind) {
+  case PlacementKind::Linear:
+    return "linear";
+  case PlacementKind::Interleaved:
+    return "interleaved";
+  case PlacementKind::VShape:
+    return "v";
+  }
+  return "?";
+}
+
 std::string pipecc::scheduling::describe(const ComputeAction &action) {
   std::ostringstream out;
   out << kindName(action.kind) << "(s" << action.stage << " c" << action.chunk
@@ -105,6 +117,38 @@ Status ScheduleProblem::check() const {
     }
   }
   return Status::success();
+}
+
+bool ScheduleProblem::hasPlacement(PlacementKind kind) const {
+  if ((kind == PlacementKind::Linear && chunks != 1) ||
+      (kind == PlacementKind::VShape && chunks != 2))
+    return false;
+  ScheduleProblem expected =
+      withPlacement(kind, stages, chunks, microbatches, splitBackward);
+  return placement == expected.placement;
+}
+
+ScheduleProblem ScheduleProblem::withPlacement(PlacementKind kind, int ranks,
+                                               int chunks, int microbatches,
+                                               bool splitBackward) {
+  switch (kind) {
+  case PlacementKind::Linear:
+    if (chunks == 1)
+      return linear(ranks, microbatches, splitBackward);
+    break;
+  case PlacementKind::Interleaved:
+    return interleaved(ranks, chunks, microbatches, splitBackward);
+  case PlacementKind::VShape:
+    if (chunks == 2)
+      return vShape(ranks, microbatches, splitBackward);
+    break;
+  }
+  // A shape the kind cannot have: the interleaved placement with these
+  // chunks, but an empty placement so that check() refuses the problem.
+  ScheduleProblem problem = interleaved(ranks, chunks, microbatches,
+                                        splitBackward);
+  problem.placement.clear();
+  return problem;
 }
 
 ScheduleProblem ScheduleProblem::linear(int stages, int microbatches,

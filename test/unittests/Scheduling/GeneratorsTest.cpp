@@ -51,17 +51,19 @@ std::optional<Outcome> run(const std::string &name,
 
 TEST(GeneratorRegistry, FindsGeneratorsByName) {
   std::vector<std::string> names = generatorNames();
-  for (const char *name : {"gpipe", "1f1b", "interleaved-1f1b", "zb-h1"}) {
+  for (const char *name : {"gpipe", "1f1b", "interleaved-1f1b", "zb-h1",
+                           "zb-h2", "zb-v", "auto"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
     ASSERT_NE(lookupGenerator(name), nullptr) << name;
     EXPECT_EQ(lookupGenerator(name)->name(), name);
   }
-  EXPECT_EQ(lookupGenerator("zb-v"), nullptr);
+  EXPECT_EQ(lookupGenerator("zb-x"), nullptr);
   Result<Schedule> unknown =
-      generateSchedule("zb-v", ScheduleProblem::linear(2, 2));
+      generateSchedule("zb-x", ScheduleProblem::linear(2, 2));
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.message().find("unknown schedule 'zb-v'; known schedules: "
-                                   "gpipe 1f1b"),
+  EXPECT_NE(unknown.message().find("unknown schedule 'zb-x'; known schedules: "
+                                   "gpipe 1f1b interleaved-1f1b zb-h1 zb-h2 "
+                                   "zb-v auto"),
             std::string::npos)
       << unknown.message();
 }
@@ -71,10 +73,11 @@ TEST(GeneratorRegistry, GeneratorsRefuseShapesTheyDoNotHandle) {
       generateSchedule("1f1b", ScheduleProblem::interleaved(2, 2, 4));
   ASSERT_FALSE(chunked.ok());
   EXPECT_NE(chunked.message().find("use interleaved-1f1b"), std::string::npos);
-  Result<Schedule> uneven =
-      generateSchedule("interleaved-1f1b", ScheduleProblem::interleaved(4, 2, 6));
-  ASSERT_FALSE(uneven.ok());
-  EXPECT_NE(uneven.message().find("multiple of the stages"), std::string::npos);
+  Result<Schedule> few =
+      generateSchedule("interleaved-1f1b", ScheduleProblem::interleaved(4, 2, 3));
+  ASSERT_FALSE(few.ok());
+  EXPECT_EQ(few.message(),
+            "interleaved-1f1b needs micro-batches >= ranks, got 3 < 4");
   EXPECT_FALSE(
       generateSchedule("interleaved-1f1b", ScheduleProblem::vShape(2, 4)).ok());
   EXPECT_FALSE(generateSchedule("zb-h1", ScheduleProblem::linear(2, 4)).ok());

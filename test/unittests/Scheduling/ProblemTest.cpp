@@ -83,4 +83,34 @@ TEST(ScheduleProblem, DependenciesFollowTheVirtualStages) {
   EXPECT_EQ(dependency, (ComputeAction{ComputeKind::BackwardInput, 1, 0, 0}));
   EXPECT_FALSE(dependencyOf(problem, {ComputeKind::Forward, 0, 0, 0}, dependency));
 }
+
+TEST(ScheduleProblem, PlacementKindsBuildAndRecogniseTheirPlacements) {
+  EXPECT_EQ(ScheduleProblem::withPlacement(PlacementKind::Linear, 3, 1, 4)
+                .placement,
+            ScheduleProblem::linear(3, 4).placement);
+  EXPECT_EQ(ScheduleProblem::withPlacement(PlacementKind::Interleaved, 2, 3, 4)
+                .placement,
+            ScheduleProblem::interleaved(2, 3, 4).placement);
+  ScheduleProblem v =
+      ScheduleProblem::withPlacement(PlacementKind::VShape, 3, 2, 4, true);
+  EXPECT_EQ(v.placement, ScheduleProblem::vShape(3, 4).placement);
+  EXPECT_TRUE(v.splitBackward);
+  EXPECT_TRUE(v.hasPlacement(PlacementKind::VShape));
+  EXPECT_FALSE(v.hasPlacement(PlacementKind::Interleaved));
+  // v = 1: the linear placement is also the interleaved one.
+  ScheduleProblem linear = ScheduleProblem::linear(3, 4);
+  EXPECT_TRUE(linear.hasPlacement(PlacementKind::Linear));
+  EXPECT_TRUE(linear.hasPlacement(PlacementKind::Interleaved));
+  EXPECT_FALSE(linear.hasPlacement(PlacementKind::VShape));
+  // A kind that cannot have this many chunks gives a problem check() refuses.
+  EXPECT_FALSE(ScheduleProblem::withPlacement(PlacementKind::Linear, 3, 2, 4)
+                   .check()
+                   .ok());
+  EXPECT_FALSE(ScheduleProblem::withPlacement(PlacementKind::VShape, 3, 3, 4)
+                   .check()
+                   .ok());
+  EXPECT_STREQ(placementName(PlacementKind::Linear), "linear");
+  EXPECT_STREQ(placementName(PlacementKind::Interleaved), "interleaved");
+  EXPECT_STREQ(placementName(PlacementKind::VShape), "v");
+}
 } // namespace

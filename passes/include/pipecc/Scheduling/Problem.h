@@ -31,6 +31,16 @@ enum class ComputeKind {
   Backward,       // B and W fused
 };
 
+/// Where the virtual stages of a model sit on the ranks (q in 0..V-1,
+/// V = P v): Linear puts q on rank q (v = 1); Interleaved puts q on rank
+/// q % P as its chunk q / P (Megatron's interleaving); VShape (v = 2) goes
+/// down ranks 0..P-1 with chunk 0 and back P-1..0 with chunk 1, so the first
+/// and last virtual stages share rank 0 and the turn stays on rank P-1.
+enum class PlacementKind { Linear, Interleaved, VShape };
+
+/// "linear", "interleaved", "v".
+const char *placementName(PlacementKind kind);
+
 struct ComputeAction {
   ComputeKind kind = ComputeKind::Forward;
   int stage = 0; // the rank that runs it
@@ -78,6 +88,15 @@ struct ScheduleProblem {
   /// durations of the right count, non-negative and finite.
   Status check() const;
 
+  /// Whether `placement` is the one `kind` builds for this problem's ranks
+  /// and chunks (a linear placement is also the interleaved one with v = 1).
+  bool hasPlacement(PlacementKind kind) const;
+
+  /// ScheduleProblem::linear / interleaved / vShape by kind; v must be 1 for
+  /// Linear and 2 for VShape (check() then refuses anything else).
+  static ScheduleProblem withPlacement(PlacementKind kind, int ranks,
+                                       int chunks, int microbatches,
+                                       bool splitBackward = false);
   /// One chunk per stage, virtual stage q on rank q.
   static ScheduleProblem linear(int stages, int microbatches,
                                 bool splitBackward = false);
