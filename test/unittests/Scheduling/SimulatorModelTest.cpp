@@ -453,6 +453,38 @@ TEST(SimulatorModel, ScheduleSimulationReportsWhatItCannotRun) {
   EXPECT_FALSE(simulateSchedule(problem, twice).ok());
 }
 
+TEST(SimulatorModel, RejectsMemorySizesOfTheWrongShape) {
+  ScheduleProblem problem = ScheduleProblem::linear(2, 2);
+  problem.memory.assign(3, StageMemory{});
+  EXPECT_NE(problem.check().message().find(
+                "expected memory sizes for 2 virtual stages, got 3"),
+            std::string::npos)
+      << problem.check().message();
+  problem.memory.assign(2, StageMemory{});
+  problem.memory[1].stashBytes = -1;
+  EXPECT_NE(problem.check().message().find(
+                "memory sizes of virtual stage 1 must be non-negative"),
+            std::string::npos)
+      << problem.check().message();
+  SimulationFailure failure;
+  EXPECT_FALSE(simulate(problem, {{}, {}}, {}, &failure).ok());
+  EXPECT_EQ(failure.message, problem.check().message());
+}
+
+TEST(SimulatorModel, ReadsTheBoundaryOfLibraryTensorNames) {
+  EXPECT_EQ(boundaryOf(activationName(0)), 0);
+  EXPECT_EQ(boundaryOf(gradientName(12)), 12);
+  for (const char *other : {"act.q", "grad.qx", "act.q1b", "x", "weights"})
+    EXPECT_EQ(boundaryOf(other), -1) << other;
+  TimingModel timing;
+  timing.latencySeconds = 1;
+  timing.bandwidthBytesPerSecond = 4;
+  timing.boundarySeconds = {0.5};
+  EXPECT_DOUBLE_EQ(timing.messageSeconds(0, 8), 0.5);
+  EXPECT_DOUBLE_EQ(timing.messageSeconds(1, 8), 1 + 8 / 4.0);
+  EXPECT_DOUBLE_EQ(timing.messageSeconds(-1, 8), 1 + 8 / 4.0);
+}
+
 // Large enough that a quadratic simulation would show; checks it finishes
 // and accounts every action.
 TEST(SimulatorModel, SimulatesLargeSchedules) {
