@@ -477,15 +477,20 @@ private:
             << " is blocked at action " << next[rank] << " ("
             << describe(action) << ")";
       int peer = action.peer;
-      reason << "waits for rank " << peer;
+      MessageKey key{action.tensor, action.microbatch};
+      if (action.kind == ProgramActionKind::Send)
+        reason << "waits for rank " << peer << " to receive "
+               << describeKey(key);
+      else
+        reason << "waits for " << describeKey(key) << " from rank " << peer;
       if (done(peer)) {
         error << ", but rank " << peer << " has finished its program";
-        reason << ", which has finished its program";
+        reason << ", but rank " << peer << " has finished its program";
       } else {
         error << " while rank " << peer << " is at action " << next[peer]
               << " (" << describe(programs[peer][next[peer]]) << ")";
-        reason << ", which is at action " << next[peer] << " ("
-               << describe(programs[peer][next[peer]]) << ")";
+        reason << ", but rank " << peer << " is at action " << next[peer]
+               << " (" << describe(programs[peer][next[peer]]) << ")";
       }
       blamed.push_back({{rank, int(next[rank])}, reason.str()});
     }
