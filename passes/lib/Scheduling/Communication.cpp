@@ -78,7 +78,7 @@ linearise(const ScheduleProblem &problem, const Schedule &schedule,
       programs[message.toRank].push_back(ProgramAction::message(
           ProgramActionKind::Recv, chosen, message.tensor, message.microbatch,
           bytes));
-      double end = chosenTime + timing.transferSeconds(bytes);
+      double end = chosenTime + timing.messageSeconds(message.boundary, bytes);
       state.freeAt = ranks[message.toRank].freeAt = end;
       inputReady[index(message.consumer)] = 1;
       continue;

@@ -54,6 +54,13 @@ const ChunkDurations &ScheduleProblem::durationsOf(int stage, int chunk) const {
   return durations[size_t(stage) * chunks + chunk];
 }
 
+const StageMemory &ScheduleProblem::memoryOf(int virtualStage) const {
+  static const StageMemory unit;
+  if (memory.empty())
+    return unit;
+  return memory[virtualStage];
+}
+
 double ScheduleProblem::duration(const ComputeAction &action) const {
   const ChunkDurations &d = durationsOf(action.stage, action.chunk);
   switch (action.kind) {
@@ -113,6 +120,22 @@ Status ScheduleProblem::check() const {
                 << i % chunks << ") must be finite and non-negative";
           return Status::failure(error.str());
         }
+      }
+    }
+  }
+  if (!memory.empty()) {
+    if (int(memory.size()) != virtualStages()) {
+      error << "expected memory sizes for " << virtualStages()
+            << " virtual stages, got " << memory.size();
+      return Status::failure(error.str());
+    }
+    for (size_t q = 0; q < memory.size(); ++q) {
+      const StageMemory &m = memory[q];
+      if (m.activationBytes < 0 || m.stashBytes < 0 || m.parameterBytes < 0 ||
+          m.gradientBytes < 0) {
+        error << "memory sizes of virtual stage " << q
+              << " must be non-negative";
+        return Status::failure(error.str());
       }
     }
   }

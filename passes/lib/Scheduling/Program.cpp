@@ -4,6 +4,7 @@
 #include "Dataflow.h"
 
 #include <sstream>
+#include <string_view>
 
 using namespace pipecc::scheduling;
 
@@ -13,6 +14,25 @@ std::string pipecc::scheduling::activationName(int boundary) {
 
 std::string pipecc::scheduling::gradientName(int boundary) {
   return "grad.q" + std::to_string(boundary);
+}
+
+int pipecc::scheduling::boundaryOf(const std::string &tensor) {
+  for (const char *prefix : {"act.q", "grad.q"}) {
+    std::string_view name(tensor), head(prefix);
+    if (name.substr(0, head.size()) != head)
+      continue;
+    std::string_view digits = name.substr(head.size());
+    if (digits.empty() || digits.size() > 9)
+      return -1;
+    int boundary = 0;
+    for (char c : digits) {
+      if (c < '0' || c > '9')
+        return -1;
+      boundary = boundary * 10 + (c - '0');
+    }
+    return boundary;
+  }
+  return -1;
 }
 
 std::string pipecc::scheduling::describe(const ProgramAction &action) {

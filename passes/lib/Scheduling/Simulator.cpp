@@ -1,19 +1,29 @@
-//===- Simulator.cpp - Blocking rendezvous execution of programs ----------===//
+//===- Simulator.cpp - Timing and memory of programs and schedules --------===//
 //
-// Before running anything, the sends from each rank to each peer are
-// compared with the peer's receives from that rank, in order: a message with
-// no counterpart, or the same messages in another order, is reported without
-// needing a timeline. Then every rank runs as far as it can; a send and a
-// receive that face each other complete together. When no rank can move and
-// some have not finished, the programs deadlock.
+// simulate(): before running anything, the sends from each rank to each peer
+// are compared with the peer's receives from that rank, in order: a message
+// with no counterpart, or the same messages in another order, is reported
+// without needing a timeline. Then every rank runs as far as it can; under
+// rendezvous a send and a receive that face each other complete together,
+// under overlap a send is posted into its link's queue and a receive takes
+// the queue's head. When no rank can move and some have not finished, the
+// programs deadlock.
+//
+// simulateSchedule(): the same cost model over compute actions only, driven
+// by a worklist (a rank blocked on an input is woken when it is produced), so
+// each action is visited once.
+//
+// Memory is a walk over each rank's computes in order: activations and
+// stashes of a virtual stage live on its rank only, so program order is the
+// time order that matters.
 //
 //===----------------------------------------------------------------------===//
 
 #include "pipecc/Scheduling/Simulator.h"
 #include "ActionIndex.h"
-#include "Dataflow.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <set>
 #include <sstream>
@@ -22,6 +32,7 @@ using namespace pipecc::scheduling;
 
 namespace {
 using MessageKey = std::pair<std::string, int>; // tensor, micro-batch
+using Blamed = std::vector<std::pair<ActionRef, std::string>>;
 
 std::string describeKey(const MessageKey &key) {
   return "'" + key.first + "' m" + std::to_string(key.second);
@@ -32,30 +43,178 @@ bool isMessage(const ProgramAction &action) {
          action.kind == ProgramActionKind::Recv;
 }
 
+/// Fills the caller's SimulationFailure (when given) as it fails.
+struct Reporter {
+  SimulationFailure *failure;
+
+  Status fail(std::string message, Blamed blamed = {}) const {
+    if (failure) {
+      failure->message = message;
+      failure->blamed = std::move(blamed);
+    }
+    return Status::failure(std::move(message));
+  }
+};
+
+/// What a compute of (kind, virtual stage) consumes: dependencyOf, the one
+/// rule, evaluated once per pair so that each lookup is O(1).
+class Inputs {
+public:
+  struct Input {
+    bool exists = false;
+    ComputeKind kind = ComputeKind::Forward;
+    int virtualStage = 0;
+    bool crossesRanks = false;
+    int boundary = 0;
+    /// The tensor that crosses, when crossesRanks.
+    std::string tensor;
+  };
+
+  explicit Inputs(const ScheduleProblem &problem)
+      : problem(problem), virtualStages(problem.virtualStages()),
+        table(size_t(4) * virtualStages) {
+    std::vector<int> virtualStageOf(size_t(problem.stages) * problem.chunks);
+    for (int q = 0; q < virtualStages; ++q)
+      virtualStageOf[slot(problem.placement[q])] = q;
+    for (int kind = 0; kind < 4; ++kind) {
+      for (int q = 0; q < virtualStages; ++q) {
+        auto [stage, chunk] = problem.placement[q];
+        ComputeAction consumer{ComputeKind(kind), stage, chunk, 0}, producer;
+        if (!dependencyOf(problem, consumer, producer))
+          continue;
+        Input &input = table[size_t(kind) * virtualStages + q];
+        input.exists = true;
+        input.kind = producer.kind;
+        input.virtualStage =
+            virtualStageOf[slot({producer.stage, producer.chunk})];
+        input.crossesRanks = producer.stage != stage;
+        input.boundary = std::min(q, input.virtualStage);
+        input.tensor = producer.kind == ComputeKind::Forward
+                           ? activationName(input.boundary)
+                           : gradientName(input.boundary);
+      }
+    }
+  }
+
+  const Input &of(const ComputeAction &action, int virtualStage) const {
+    return table[size_t(action.kind) * virtualStages + virtualStage];
+  }
+
+  ComputeAction producer(const Input &input, int microbatch) const {
+    auto [stage, chunk] = problem.placement[input.virtualStage];
+    return ComputeAction{input.kind, stage, chunk, microbatch};
+  }
+
+private:
+  size_t slot(std::pair<int, int> placement) const {
+    return size_t(placement.first) * problem.chunks + placement.second;
+  }
+
+  const ScheduleProblem &problem;
+  int virtualStages;
+  std::vector<Input> table;
+};
+
+/// Makespan, bubble, live micro-batches and memory from the timelines'
+/// busy time and each rank's computes in order.
+void summarise(const ScheduleProblem &problem,
+               const std::vector<std::vector<ComputeAction>> &computes,
+               const std::vector<double> &rankEnd, SimulationResult &result) {
+  for (double end : rankEnd)
+    result.makespan = std::max(result.makespan, end);
+  double idle = 0;
+  for (int rank = 0; rank < problem.stages; ++rank)
+    idle += result.makespan > 0 ? 1 - result.busySeconds[rank] / result.makespan
+                                : 0;
+  result.bubbleFraction = idle / problem.stages;
+
+  int slots = problem.virtualStages();
+  std::vector<int> virtualStageOf(slots);
+  for (int q = 0; q < slots; ++q)
+    virtualStageOf[size_t(problem.placement[q].first) * problem.chunks +
+                   problem.placement[q].second] = q;
+  result.peakLiveMicrobatches.assign(slots, 0);
+  result.peakLiveUntilWeightGradient.assign(slots, 0);
+  result.memory.assign(problem.stages, RankMemory());
+  std::vector<int> untilB(slots, 0), untilW(slots, 0);
+  for (int rank = 0; rank < problem.stages; ++rank) {
+    RankMemory &memory = result.memory[rank];
+    int64_t unitBytes = 0; // one micro-batch through all the rank's stages
+    for (int chunk = 0; chunk < problem.chunks; ++chunk) {
+      const StageMemory &stage = problem.memoryOf(
+          virtualStageOf[size_t(rank) * problem.chunks + chunk]);
+      memory.parameterBytes += stage.parameterBytes;
+      memory.gradientBytes += stage.gradientBytes;
+      unitBytes += stage.activationBytes;
+    }
+    int64_t activations = 0, stashes = 0, peakLive = 0;
+    for (const ComputeAction &action : computes[rank]) {
+      size_t slot = size_t(action.stage) * problem.chunks + action.chunk;
+      const StageMemory &stage = problem.memoryOf(virtualStageOf[slot]);
+      switch (action.kind) {
+      case ComputeKind::Forward:
+        ++untilB[slot];
+        ++untilW[slot];
+        activations += stage.activationBytes;
+        break;
+      case ComputeKind::BackwardInput:
+        --untilB[slot];
+        activations -= stage.activationBytes;
+        stashes += stage.stashBytes;
+        break;
+      case ComputeKind::BackwardWeight:
+        --untilW[slot];
+        stashes -= stage.stashBytes;
+        break;
+      case ComputeKind::Backward:
+        --untilB[slot];
+        --untilW[slot];
+        activations -= stage.activationBytes;
+        break;
+      }
+      result.peakLiveMicrobatches[slot] =
+          std::max(result.peakLiveMicrobatches[slot], untilB[slot]);
+      result.peakLiveUntilWeightGradient[slot] =
+          std::max(result.peakLiveUntilWeightGradient[slot], untilW[slot]);
+      memory.peakActivationBytes =
+          std::max(memory.peakActivationBytes, activations);
+      memory.peakStashBytes = std::max(memory.peakStashBytes, stashes);
+      peakLive = std::max(peakLive, activations + stashes);
+    }
+    memory.peakBytes = memory.parameterBytes + memory.gradientBytes + peakLive;
+    memory.peakActivationMicrobatches =
+        unitBytes > 0 ? double(memory.peakActivationBytes) / unitBytes : 0;
+  }
+}
+
 Status checkActions(const ScheduleProblem &problem,
                     const std::vector<Program> &programs,
-                    const detail::ActionIndex &index) {
+                    const detail::ActionIndex &index, const Reporter &report) {
   std::ostringstream error;
   if (int(programs.size()) != problem.stages) {
     error << "expected " << problem.stages << " programs, got "
           << programs.size();
-    return Status::failure(error.str());
+    return report.fail(error.str());
   }
   for (int rank = 0; rank < problem.stages; ++rank) {
     for (size_t i = 0; i < programs[rank].size(); ++i) {
       const ProgramAction &action = programs[rank][i];
+      ActionRef at{rank, int(i)};
       if (action.kind == ProgramActionKind::Compute &&
           (!index.inRange(action.compute) || action.compute.stage != rank)) {
         error << "rank " << rank << " action " << i << ": "
               << describe(action.compute) << " does not belong on this rank";
-        return Status::failure(error.str());
+        return report.fail(error.str(), {{at, "does not belong on rank " +
+                                                  std::to_string(rank)}});
       }
       if (isMessage(action) &&
           (action.peer < 0 || action.peer >= problem.stages ||
            action.peer == rank)) {
         error << "rank " << rank << " action " << i << ": " << describe(action)
               << " names an invalid peer";
-        return Status::failure(error.str());
+        return report.fail(
+            error.str(),
+            {{at, "names an invalid peer " + std::to_string(action.peer)}});
       }
     }
   }
@@ -63,7 +222,8 @@ Status checkActions(const ScheduleProblem &problem,
 }
 
 /// Sends from `from` to `to` against `to`'s receives from `from`, in order.
-Status checkPairing(const std::vector<Program> &programs, int from, int to) {
+Status checkPairing(const std::vector<Program> &programs, int from, int to,
+                    const Reporter &report) {
   std::vector<std::pair<MessageKey, size_t>> sends, recvs;
   for (size_t i = 0; i < programs[from].size(); ++i) {
     const ProgramAction &action = programs[from][i];
@@ -87,7 +247,9 @@ Status checkPairing(const std::vector<Program> &programs, int from, int to) {
       error << "rank " << from << " sends " << describeKey(key) << " to rank "
             << to << " (action " << at << ") but rank " << to
             << " has no matching receive from rank " << from;
-      return Status::failure(error.str());
+      return report.fail(error.str(), {{{from, int(at)},
+                                        "rank " + std::to_string(to) +
+                                            " has no matching receive"}});
     }
     received.erase(match);
   }
@@ -97,7 +259,9 @@ Status checkPairing(const std::vector<Program> &programs, int from, int to) {
       error << "rank " << to << " receives " << describeKey(key)
             << " from rank " << from << " (action " << at << ") but rank "
             << from << " never sends it to rank " << to;
-      return Status::failure(error.str());
+      return report.fail(
+          error.str(), {{{to, int(at)},
+                         "rank " + std::to_string(from) + " never sends it"}});
     }
     sent.erase(match);
   }
@@ -109,22 +273,35 @@ Status checkPairing(const std::vector<Program> &programs, int from, int to) {
             << sends[k].second << ") but rank " << to << " expects "
             << describeKey(recvs[k].first) << " (action " << recvs[k].second
             << ")";
-      return Status::failure(error.str());
+      return report.fail(
+          error.str(),
+          {{{from, int(sends[k].second)},
+            "sent as message " + std::to_string(k) + " to rank " +
+                std::to_string(to) + ", which expects " +
+                describeKey(recvs[k].first) + " there"},
+           {{to, int(recvs[k].second)},
+            "received as message " + std::to_string(k) + " from rank " +
+                std::to_string(from) + ", which sends " +
+                describeKey(sends[k].first) + " there"}});
     }
   }
   return Status::success();
 }
 
-class Simulation {
+class ProgramSimulation {
 public:
-  Simulation(const ScheduleProblem &problem, const std::vector<Program> &programs,
-             const TimingModel &timing)
-      : problem(problem), programs(programs), timing(timing), index(problem),
-        computed(index.size(), 0), next(problem.stages, 0),
-        clock(problem.stages, 0), received(problem.stages) {
+  ProgramSimulation(const ScheduleProblem &problem,
+                    const std::vector<Program> &programs,
+                    const TimingModel &timing, const Reporter &report)
+      : problem(problem), programs(programs), timing(timing), report(report),
+        index(problem), inputs(problem), computed(index.size(), 0),
+        next(problem.stages, 0), clock(problem.stages, 0),
+        received(problem.stages), posted(problem.stages) {
     result.busySeconds.assign(problem.stages, 0);
     for (const Program &program : programs)
       result.timelines.emplace_back(program.size());
+    for (auto &links : posted)
+      links.resize(problem.stages);
   }
 
   Result<SimulationResult> run() {
@@ -140,12 +317,93 @@ public:
     }
     if (Status status = reportDeadlock(); !status)
       return status;
-    finish();
+    std::vector<std::vector<ComputeAction>> computes(problem.stages);
+    for (int rank = 0; rank < problem.stages; ++rank)
+      for (const ProgramAction &action : programs[rank])
+        if (action.kind == ProgramActionKind::Compute)
+          computes[rank].push_back(action.compute);
+    summarise(problem, computes, clock, result);
     return result;
   }
 
 private:
+  /// A posted send waiting in its link's queue (overlap mode).
+  struct Posted {
+    size_t at;
+    double arrival; // post + transfer
+  };
+
   bool done(int rank) const { return next[rank] >= programs[rank].size(); }
+
+  double messageSeconds(const ProgramAction &action) const {
+    return timing.messageSeconds(boundaryOf(action.tensor), action.bytes);
+  }
+
+  Status mismatch(int rank, size_t at, int peer, size_t peerAt) const {
+    const ProgramAction &action = programs[rank][at];
+    const ProgramAction &facing = programs[peer][peerAt];
+    std::ostringstream error;
+    error << "mismatched messages between rank " << rank << " and rank " << peer
+          << ": rank " << rank << " action " << at << " is '"
+          << describe(action) << "' but rank " << peer << " action " << peerAt
+          << " is '" << describe(facing) << "'";
+    return report.fail(
+        error.str(),
+        {{{rank, int(at)}, "does not match '" + describe(facing) + "'"},
+         {{peer, int(peerAt)}, "does not match '" + describe(action) + "'"}});
+  }
+
+  /// Completes the message at `rank`'s next action if its counterpart is
+  /// there; whether it did.
+  Result<bool> exchange(int rank) {
+    size_t at = next[rank];
+    const ProgramAction &action = programs[rank][at];
+    int peer = action.peer;
+    if (timing.overlapSends) {
+      if (action.kind == ProgramActionKind::Send) {
+        posted[rank][peer].push_back(
+            {at, clock[rank] + messageSeconds(action)});
+        result.timelines[rank][at] = {clock[rank], clock[rank]};
+        ++next[rank];
+        return true;
+      }
+      std::deque<Posted> &link = posted[peer][rank];
+      if (link.empty())
+        return false;
+      Posted send = link.front();
+      const ProgramAction &sent = programs[peer][send.at];
+      if (sent.tensor != action.tensor ||
+          sent.microbatch != action.microbatch || sent.bytes != action.bytes)
+        return Diagnostic{mismatch(rank, at, peer, send.at).message()};
+      link.pop_front();
+      received[rank].insert({action.tensor, action.microbatch});
+      double end = std::max(clock[rank], send.arrival);
+      result.timelines[rank][at] = {clock[rank], end};
+      clock[rank] = end;
+      ++next[rank];
+      return true;
+    }
+    if (done(peer))
+      return false;
+    const ProgramAction &facing = programs[peer][next[peer]];
+    if (!isMessage(facing) || facing.peer != rank || facing.kind == action.kind)
+      return false;
+    if (facing.tensor != action.tensor ||
+        facing.microbatch != action.microbatch || facing.bytes != action.bytes)
+      return Diagnostic{mismatch(rank, at, peer, next[peer]).message()};
+    const ProgramAction &recv =
+        action.kind == ProgramActionKind::Recv ? action : facing;
+    int receiver = action.kind == ProgramActionKind::Recv ? rank : peer;
+    received[receiver].insert({recv.tensor, recv.microbatch});
+    double start = std::max(clock[rank], clock[peer]);
+    double end = start + messageSeconds(action);
+    result.timelines[rank][at] = {start, end};
+    result.timelines[peer][next[peer]] = {start, end};
+    clock[rank] = clock[peer] = end;
+    ++next[rank];
+    ++next[peer];
+    return true;
+  }
 
   /// Runs `rank` until it blocks or ends; whether anything ran.
   Result<bool> advance(int rank) {
@@ -154,35 +412,9 @@ private:
       size_t at = next[rank];
       const ProgramAction &action = programs[rank][at];
       if (isMessage(action)) {
-        int peer = action.peer;
-        if (done(peer))
-          return false || moved;
-        const ProgramAction &facing = programs[peer][next[peer]];
-        bool matches = isMessage(facing) && facing.peer == rank &&
-                       facing.kind != action.kind;
-        if (!matches)
-          return moved;
-        if (facing.tensor != action.tensor ||
-            facing.microbatch != action.microbatch ||
-            facing.bytes != action.bytes) {
-          std::ostringstream error;
-          error << "mismatched messages between rank " << rank << " and rank "
-                << peer << ": rank " << rank << " action " << at << " is '"
-                << describe(action) << "' but rank " << peer << " action "
-                << next[peer] << " is '" << describe(facing) << "'";
-          return Diagnostic{error.str()};
-        }
-        const ProgramAction &recv =
-            action.kind == ProgramActionKind::Recv ? action : facing;
-        int receiver = action.kind == ProgramActionKind::Recv ? rank : peer;
-        received[receiver].insert({recv.tensor, recv.microbatch});
-        double start = std::max(clock[rank], clock[peer]);
-        double end = start + timing.transferSeconds(action.bytes);
-        result.timelines[rank][at] = {start, end};
-        result.timelines[peer][next[peer]] = {start, end};
-        clock[rank] = clock[peer] = end;
-        ++next[rank];
-        ++next[peer];
+        Result<bool> exchanged = exchange(rank);
+        if (!exchanged || !*exchanged)
+          return exchanged ? Result<bool>(moved) : exchanged;
         moved = true;
         continue;
       }
@@ -209,118 +441,206 @@ private:
 
   Status checkInput(int rank, size_t at) {
     const ComputeAction &action = programs[rank][at].compute;
-    ComputeAction producer;
-    if (!dependencyOf(problem, action, producer))
+    const Inputs::Input &input = inputs.of(action, index.virtualStage(action));
+    if (!input.exists)
       return Status::success();
-    std::ostringstream error;
-    if (std::optional<detail::Message> message =
-            detail::incomingMessage(problem, action)) {
-      if (received[rank].count({message->tensor, message->microbatch}))
+    std::ostringstream error, reason;
+    if (input.crossesRanks) {
+      if (received[rank].count({input.tensor, action.microbatch}))
         return Status::success();
+      int from = problem.placement[input.virtualStage].first;
+      reason << "runs before receiving '" << input.tensor << "' m"
+             << action.microbatch << " from rank " << from;
       error << "rank " << rank << " runs " << describe(action) << " (action "
-            << at << ") before receiving '" << message->tensor << "' m"
-            << message->microbatch << " from rank " << message->fromRank;
-      return Status::failure(error.str());
+            << at << ") before receiving '" << input.tensor << "' m"
+            << action.microbatch << " from rank " << from;
+      return report.fail(error.str(), {{{rank, int(at)}, reason.str()}});
     }
+    ComputeAction producer = inputs.producer(input, action.microbatch);
     if (computed[index(producer)])
       return Status::success();
+    reason << "runs before " << describe(producer) << " that it needs";
     error << "rank " << rank << " runs " << describe(action) << " (action "
           << at << ") before " << describe(producer) << " that it needs";
-    return Status::failure(error.str());
+    return report.fail(error.str(), {{{rank, int(at)}, reason.str()}});
   }
 
   Status reportDeadlock() const {
     std::ostringstream error;
-    bool any = false;
+    Blamed blamed;
     for (int rank = 0; rank < problem.stages; ++rank) {
       if (done(rank))
         continue;
       const ProgramAction &action = programs[rank][next[rank]];
-      error << (any ? "; " : "deadlock: ") << "rank " << rank
+      std::ostringstream reason;
+      error << (blamed.empty() ? "deadlock: " : "; ") << "rank " << rank
             << " is blocked at action " << next[rank] << " ("
             << describe(action) << ")";
       int peer = action.peer;
-      if (done(peer))
-        error << ", but rank " << peer << " has finished its program";
+      MessageKey key{action.tensor, action.microbatch};
+      if (action.kind == ProgramActionKind::Send)
+        reason << "waits for rank " << peer << " to receive "
+               << describeKey(key);
       else
+        reason << "waits for " << describeKey(key) << " from rank " << peer;
+      if (done(peer)) {
+        error << ", but rank " << peer << " has finished its program";
+        reason << ", but rank " << peer << " has finished its program";
+      } else {
         error << " while rank " << peer << " is at action " << next[peer]
               << " (" << describe(programs[peer][next[peer]]) << ")";
-      any = true;
-    }
-    return any ? Status::failure(error.str()) : Status::success();
-  }
-
-  void finish() {
-    for (int rank = 0; rank < problem.stages; ++rank)
-      result.makespan = std::max(result.makespan, clock[rank]);
-    double idle = 0;
-    for (int rank = 0; rank < problem.stages; ++rank)
-      idle += result.makespan > 0
-                  ? 1 - result.busySeconds[rank] / result.makespan
-                  : 0;
-    result.bubbleFraction = idle / problem.stages;
-
-    // Activations of (stage, chunk) live on rank `stage` only, so program
-    // order on that rank is enough to count them.
-    int slots = problem.virtualStages();
-    result.peakLiveMicrobatches.assign(slots, 0);
-    result.peakLiveUntilWeightGradient.assign(slots, 0);
-    std::vector<int> untilB(slots, 0), untilW(slots, 0);
-    for (const Program &program : programs) {
-      for (const ProgramAction &action : program) {
-        if (action.kind != ProgramActionKind::Compute)
-          continue;
-        size_t slot = size_t(action.compute.stage) * problem.chunks +
-                      action.compute.chunk;
-        switch (action.compute.kind) {
-        case ComputeKind::Forward:
-          ++untilB[slot];
-          ++untilW[slot];
-          break;
-        case ComputeKind::BackwardInput:
-          --untilB[slot];
-          break;
-        case ComputeKind::BackwardWeight:
-          --untilW[slot];
-          break;
-        case ComputeKind::Backward:
-          --untilB[slot];
-          --untilW[slot];
-          break;
-        }
-        result.peakLiveMicrobatches[slot] =
-            std::max(result.peakLiveMicrobatches[slot], untilB[slot]);
-        result.peakLiveUntilWeightGradient[slot] =
-            std::max(result.peakLiveUntilWeightGradient[slot], untilW[slot]);
+        reason << ", but rank " << peer << " is at action " << next[peer]
+               << " (" << describe(programs[peer][next[peer]]) << ")";
       }
+      blamed.push_back({{rank, int(next[rank])}, reason.str()});
     }
+    return blamed.empty() ? Status::success()
+                          : report.fail(error.str(), std::move(blamed));
   }
 
   const ScheduleProblem &problem;
   const std::vector<Program> &programs;
   const TimingModel &timing;
+  const Reporter &report;
   detail::ActionIndex index;
+  Inputs inputs;
   std::vector<char> computed;
   std::vector<size_t> next;
   std::vector<double> clock;
   std::vector<std::set<MessageKey>> received;
+  /// posted[from][to]: sends posted and not yet received (overlap mode).
+  std::vector<std::vector<std::deque<Posted>>> posted;
   SimulationResult result;
 };
 } // namespace
 
-Result<SimulationResult>
-pipecc::scheduling::simulate(const ScheduleProblem &problem,
-                             const std::vector<Program> &programs,
-                             const TimingModel &timing) {
+Result<SimulationResult> pipecc::scheduling::simulate(
+    const ScheduleProblem &problem, const std::vector<Program> &programs,
+    const TimingModel &timing, SimulationFailure *failure) {
+  Reporter report{failure};
   if (Status status = problem.check(); !status)
-    return status;
+    return report.fail(status.message());
   detail::ActionIndex index(problem);
-  if (Status status = checkActions(problem, programs, index); !status)
+  if (Status status = checkActions(problem, programs, index, report); !status)
     return status;
   for (int from = 0; from < problem.stages; ++from)
     for (int to = 0; to < problem.stages; ++to)
       if (from != to)
-        if (Status status = checkPairing(programs, from, to); !status)
+        if (Status status = checkPairing(programs, from, to, report); !status)
           return status;
-  return Simulation(problem, programs, timing).run();
+  return ProgramSimulation(problem, programs, timing, report).run();
+}
+
+Result<SimulationResult>
+pipecc::scheduling::simulateSchedule(const ScheduleProblem &problem,
+                                     const Schedule &schedule,
+                                     const TimingModel &timing) {
+  if (Status status = problem.check(); !status)
+    return status;
+  std::ostringstream error;
+  if (int(schedule.perRank.size()) != problem.stages) {
+    error << "expected the compute order of " << problem.stages
+          << " ranks, got " << schedule.perRank.size();
+    return Diagnostic{error.str()};
+  }
+  detail::ActionIndex index(problem);
+  Inputs inputs(problem);
+  ComputeKind lastKind = problem.splitBackward ? ComputeKind::BackwardWeight
+                                               : ComputeKind::Backward;
+  // Each action once, on its rank, of the kinds the problem uses.
+  std::vector<char> listed(index.size(), 0);
+  size_t count = 0;
+  for (int rank = 0; rank < problem.stages; ++rank) {
+    for (const ComputeAction &action : schedule.perRank[rank]) {
+      bool kindUsed = problem.splitBackward
+                          ? action.kind != ComputeKind::Backward
+                          : (action.kind == ComputeKind::Forward ||
+                             action.kind == ComputeKind::Backward);
+      if (!index.inRange(action) || action.stage != rank || !kindUsed ||
+          listed[index(action)]) {
+        error << "rank " << rank << " lists " << describe(action)
+              << ", which is not one of its actions or is listed twice";
+        return Diagnostic{error.str()};
+      }
+      listed[index(action)] = 1;
+      ++count;
+    }
+  }
+  size_t expected = size_t(problem.virtualStages()) * problem.microbatches *
+                    (lastKind == ComputeKind::BackwardWeight ? 3 : 2);
+  if (count != expected) {
+    error << "the schedule lists " << count << " compute actions, expected "
+          << expected;
+    return Diagnostic{error.str()};
+  }
+
+  SimulationResult result;
+  result.busySeconds.assign(problem.stages, 0);
+  for (const auto &actions : schedule.perRank)
+    result.timelines.emplace_back(actions.size());
+  std::vector<double> endOf(index.size(), -1); // -1: not run yet
+  // Ranks blocked on an action: a list through nextWaiter.
+  std::vector<int> firstWaiter(index.size(), -1);
+  std::vector<int> nextWaiter(problem.stages, -1);
+  std::vector<size_t> next(problem.stages, 0);
+  std::vector<double> clock(problem.stages, 0);
+  std::vector<int> worklist;
+  for (int rank = problem.stages - 1; rank >= 0; --rank)
+    worklist.push_back(rank);
+  while (!worklist.empty()) {
+    int rank = worklist.back();
+    worklist.pop_back();
+    const std::vector<ComputeAction> &actions = schedule.perRank[rank];
+    while (next[rank] < actions.size()) {
+      const ComputeAction &action = actions[next[rank]];
+      const Inputs::Input &input =
+          inputs.of(action, index.virtualStage(action));
+      double ready = 0;
+      if (input.exists) {
+        size_t producer = index(inputs.producer(input, action.microbatch));
+        if (endOf[producer] < 0) {
+          nextWaiter[rank] = firstWaiter[producer];
+          firstWaiter[producer] = rank;
+          break;
+        }
+        ready =
+            endOf[producer] +
+            (input.crossesRanks ? timing.messageSeconds(input.boundary, 0) : 0);
+      }
+      double duration = problem.duration(action);
+      double start = std::max(clock[rank], ready);
+      size_t self = index(action);
+      endOf[self] = start + duration;
+      result.timelines[rank][next[rank]] = {start, endOf[self]};
+      result.busySeconds[rank] += duration;
+      clock[rank] = endOf[self];
+      ++next[rank];
+      for (int waiter = firstWaiter[self]; waiter >= 0;
+           waiter = nextWaiter[waiter])
+        worklist.push_back(waiter);
+      firstWaiter[self] = -1;
+    }
+  }
+
+  bool blocked = false;
+  for (int rank = 0; rank < problem.stages; ++rank) {
+    if (next[rank] == schedule.perRank[rank].size())
+      continue;
+    const ComputeAction &action = schedule.perRank[rank][next[rank]];
+    const Inputs::Input &input = inputs.of(action, index.virtualStage(action));
+    error << (blocked ? "; " : "deadlock: ") << "rank " << rank
+          << " is blocked at " << describe(action) << " (compute " << next[rank]
+          << ") waiting for "
+          << describe(inputs.producer(input, action.microbatch));
+    blocked = true;
+  }
+  if (blocked)
+    return Diagnostic{error.str()};
+
+  for (int rank = 0; rank < problem.stages; ++rank) {
+    clock[rank] += timing.optimizerStepSeconds;
+    result.busySeconds[rank] += timing.optimizerStepSeconds;
+  }
+  summarise(problem, schedule.perRank, clock, result);
+  return result;
 }

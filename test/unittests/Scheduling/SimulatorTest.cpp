@@ -1,12 +1,27 @@
 //===- SimulatorTest.cpp - Simulator diagnostics on broken programs -------===//
+//
+// Each kind of broken program is reported with a message naming the ranks
+// and, through SimulationFailure, the (rank, action) pairs to blame.
+//
+//===----------------------------------------------------------------------===//
 
+#include "pipecc/Scheduling/Simulator.h"
 #include "pipecc/Scheduling/Communication.h"
 #include "pipecc/Scheduling/Generators.h"
-#include "pipecc/Scheduling/Simulator.h"
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
+#include <ostream>
+
 using namespace pipecc::scheduling;
+
+namespace pipecc::scheduling {
+/// Readable ActionRefs in gtest's messages.
+void PrintTo(const ActionRef &action, std::ostream *os) {
+  *os << "(rank " << action.rank << ", action " << action.index << ")";
+}
+} // namespace pipecc::scheduling
 
 namespace {
 std::vector<Program> oneFOneBPrograms(const ScheduleProblem &problem) {
@@ -24,6 +39,28 @@ size_t find(const Program &program, ProgramActionKind kind, int peer,
     if (program[i].kind == kind && program[i].peer == peer)
       return i;
   return program.size();
+}
+
+/// The blamed actions of a failure, without their reasons.
+std::vector<ActionRef> blamedActions(const SimulationFailure &failure) {
+  std::vector<ActionRef> actions;
+  for (const auto &[action, reason] : failure.blamed)
+    actions.push_back(action);
+  return actions;
+}
+
+/// Simulates programs expected to fail; the failure's message must be the
+/// diagnostic's.
+SimulationFailure failureOf(const ScheduleProblem &problem,
+                            const std::vector<Program> &programs,
+                            const TimingModel &timing = {}) {
+  SimulationFailure failure;
+  Result<SimulationResult> result =
+      simulate(problem, programs, timing, &failure);
+  EXPECT_FALSE(result.ok());
+  if (!result.ok())
+    EXPECT_EQ(failure.message, result.message());
+  return failure;
 }
 
 void expectMentions(const std::string &message,
@@ -75,10 +112,39 @@ TEST(Simulator, ReportsNeighboursThatBothSend) {
   Result<SimulationResult> result = simulate(problem, programs);
   ASSERT_FALSE(result.ok());
   expectMentions(result.message(),
-                 {"deadlock", "rank 0 is blocked at action 0 (send x m0 to "
-                              "rank 1) while rank 1 is at action 0 (send y m0 "
-                              "to rank 0)",
+                 {"deadlock",
+                  "rank 0 is blocked at action 0 (send x m0 to "
+                  "rank 1) while rank 1 is at action 0 (send y m0 "
+                  "to rank 0)",
                   "rank 1 is blocked at action 0"});
+  SimulationFailure failure = failureOf(problem, programs);
+  EXPECT_EQ(blamedActions(failure), (std::vector<ActionRef>{{0, 0}, {1, 0}}));
+  expectMentions(failure.blamed[0].second,
+                 {"waits for rank 1 to receive 'x' m0, but rank 1 is at "
+                  "action 0 (send y m0 to rank 0)"});
+}
+
+TEST(Simulator, OverlappingSendsDoNotWaitForTheReceiver) {
+  // The programs above: with posted sends, both go out and both receives
+  // find their message.
+  ScheduleProblem problem = ScheduleProblem::linear(2, 1);
+  std::vector<Program> programs = {
+      {ProgramAction::message(ProgramActionKind::Send, 1, "x", 0, 0),
+       ProgramAction::message(ProgramActionKind::Recv, 1, "y", 0, 0)},
+      {ProgramAction::message(ProgramActionKind::Send, 0, "y", 0, 0),
+       ProgramAction::message(ProgramActionKind::Recv, 0, "x", 0, 0)}};
+  TimingModel overlap;
+  overlap.overlapSends = true;
+  EXPECT_TRUE(simulate(problem, programs, overlap).ok());
+  // Both receiving first still deadlocks; each blocked receive is blamed.
+  std::swap(programs[0][0], programs[0][1]);
+  std::swap(programs[1][0], programs[1][1]);
+  SimulationFailure failure = failureOf(problem, programs, overlap);
+  EXPECT_EQ(blamedActions(failure), (std::vector<ActionRef>{{0, 0}, {1, 0}}));
+  expectMentions(failure.message,
+                 {"deadlock", "rank 0 is blocked at action 0 (recv y m0 from "
+                              "rank 1) while rank 1 is at action 0 (recv x "
+                              "m0 from rank 0)"});
 }
 
 TEST(Simulator, RejectsASwappedSendAndReceive) {
@@ -97,6 +163,18 @@ TEST(Simulator, RejectsASwappedSendAndReceive) {
   expectMentions(result.message(),
                  {"deadlock", "rank 0 is blocked", "recv grad.q0",
                   "rank 1 is blocked", "recv act.q0"});
+  // Rank 1 is blocked at the moved receive; rank 2, with nothing more to
+  // receive from rank 1 before it, waits for rank 1 too.
+  SimulationFailure failure = failureOf(problem, programs);
+  std::vector<ActionRef> blamed = blamedActions(failure);
+  ASSERT_GE(blamed.size(), 2u);
+  EXPECT_EQ(blamed[0].rank, 0);
+  EXPECT_EQ(programs[0][blamed[0].index].kind, ProgramActionKind::Recv);
+  EXPECT_EQ(blamed[1], (ActionRef{1, int(send)}));
+  expectMentions(failure.blamed[0].second,
+                 {"waits for 'grad.q0'", "from rank 1, but rank 1 is at"});
+  expectMentions(failure.blamed[1].second,
+                 {"waits for 'act.q0'", "from rank 0, but rank 0 is at"});
 }
 
 TEST(Simulator, RejectsADroppedReceive) {
@@ -109,6 +187,11 @@ TEST(Simulator, RejectsADroppedReceive) {
   expectMentions(result.message(),
                  {"rank 1 sends 'act.q1' m0 to rank 2",
                   "rank 2 has no matching receive from rank 1"});
+  SimulationFailure failure = failureOf(problem, programs);
+  EXPECT_EQ(blamedActions(failure),
+            (std::vector<ActionRef>{
+                {1, int(find(programs[1], ProgramActionKind::Send, 2))}}));
+  expectMentions(failure.blamed[0].second, {"no matching receive"});
 }
 
 TEST(Simulator, RejectsADroppedSend) {
@@ -120,6 +203,11 @@ TEST(Simulator, RejectsADroppedSend) {
   ASSERT_FALSE(result.ok());
   expectMentions(result.message(), {"rank 1 receives 'grad.q1' m0 from rank 2",
                                     "rank 2 never sends it to rank 1"});
+  SimulationFailure failure = failureOf(problem, programs);
+  EXPECT_EQ(blamedActions(failure),
+            (std::vector<ActionRef>{
+                {1, int(find(programs[1], ProgramActionKind::Recv, 2))}}));
+  expectMentions(failure.blamed[0].second, {"never sends it"});
 }
 
 TEST(Simulator, RejectsMessagesReceivedOutOfOrder) {
@@ -134,6 +222,12 @@ TEST(Simulator, RejectsMessagesReceivedOutOfOrder) {
   expectMentions(result.message(),
                  {"messages from rank 0 to rank 1 are received out of order",
                   "'act.q0' m0", "'act.q0' m1"});
+  // The first message out of place, at both ends.
+  SimulationFailure failure = failureOf(problem, programs);
+  EXPECT_EQ(blamedActions(failure),
+            (std::vector<ActionRef>{
+                {0, int(find(programs[0], ProgramActionKind::Send, 1))},
+                {1, int(first)}}));
 }
 
 TEST(Simulator, RejectsComputeBeforeItsInputArrives) {
@@ -148,6 +242,39 @@ TEST(Simulator, RejectsComputeBeforeItsInputArrives) {
   expectMentions(result.message(),
                  {"rank 1 runs F(s1 c0 m0) (action 0) before receiving "
                   "'act.q0' m0 from rank 0"});
+  SimulationFailure failure = failureOf(problem, programs);
+  EXPECT_EQ(blamedActions(failure), (std::vector<ActionRef>{{1, 0}}));
+  expectMentions(failure.blamed[0].second,
+                 {"runs before receiving 'act.q0' m0 from rank 0"});
+}
+
+TEST(Simulator, RejectsComputeBeforeItsLocalInput) {
+  // V-shape on two ranks: rank 1 holds virtual stages 1 and 2 and hands
+  // F(1)'s output to F(2) without a message; running F(2) first fails.
+  ScheduleProblem problem = ScheduleProblem::vShape(2, 1);
+  Result<Schedule> schedule = generateSchedule("gpipe", problem);
+  ASSERT_TRUE(schedule.ok()) << schedule.message();
+  Result<std::vector<Program>> programs =
+      materializeCommunication(problem, *schedule, {});
+  ASSERT_TRUE(programs.ok()) << programs.message();
+  ASSERT_TRUE(simulate(problem, *programs).ok());
+  Program &rank1 = (*programs)[1];
+  ComputeAction turnIn{ComputeKind::Forward, 1, 0, 0};
+  ComputeAction turnOut{ComputeKind::Forward, 1, 1, 0};
+  auto at = [&](const ComputeAction &action) {
+    for (size_t i = 0; i < rank1.size(); ++i)
+      if (rank1[i].kind == ProgramActionKind::Compute &&
+          rank1[i].compute == action)
+        return int(i);
+    return -1;
+  };
+  int in = at(turnIn), out = at(turnOut);
+  ASSERT_EQ(out, in + 1) << "no message between the two halves of the V";
+  std::swap(rank1[in], rank1[out]);
+  SimulationFailure failure = failureOf(problem, *programs);
+  EXPECT_EQ(blamedActions(failure), (std::vector<ActionRef>{{1, in}}));
+  expectMentions(failure.message,
+                 {"rank 1 runs F(s1 c1 m0)", "before F(s1 c0 m0)"});
 }
 
 TEST(Simulator, RejectsMismatchedSizes) {
@@ -158,5 +285,30 @@ TEST(Simulator, RejectsMismatchedSizes) {
   ASSERT_FALSE(result.ok());
   expectMentions(result.message(),
                  {"mismatched messages between rank", "rank 0", "rank 1"});
+  SimulationFailure failure = failureOf(problem, programs);
+  std::vector<ActionRef> blamed = blamedActions(failure);
+  ASSERT_EQ(blamed.size(), 2u);
+  EXPECT_NE(std::find(blamed.begin(), blamed.end(), ActionRef{1, 0}),
+            blamed.end());
+  EXPECT_NE(std::find(blamed.begin(), blamed.end(),
+                      ActionRef{0, int(find(programs[0],
+                                            ProgramActionKind::Send, 1))}),
+            blamed.end());
+  // With posted sends the receive finds the same mismatch.
+  TimingModel overlap;
+  overlap.overlapSends = true;
+  SimulationFailure overlapFailure = failureOf(problem, programs, overlap);
+  EXPECT_EQ(overlapFailure.blamed.size(), 2u);
+}
+
+TEST(Simulator, BlamesAComputeOnTheWrongRank) {
+  ScheduleProblem problem = ScheduleProblem::linear(2, 1);
+  std::vector<Program> programs = oneFOneBPrograms(problem);
+  programs[0].insert(
+      programs[0].begin() + 1,
+      ProgramAction::computeOf(ComputeAction{ComputeKind::Forward, 1, 0, 0}));
+  SimulationFailure failure = failureOf(problem, programs);
+  EXPECT_EQ(blamedActions(failure), (std::vector<ActionRef>{{0, 1}}));
+  expectMentions(failure.blamed[0].second, {"does not belong on rank 0"});
 }
 } // namespace

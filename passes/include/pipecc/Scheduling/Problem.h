@@ -18,6 +18,7 @@
 
 #include "pipecc/Scheduling/Diagnostic.h"
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,6 +67,16 @@ struct ChunkDurations {
   double backwardWeight = 1;
 };
 
+/// Bytes one virtual stage holds on its rank (for the simulator's memory
+/// accounting): activations and stashes per micro-batch, parameters and their
+/// gradient accumulators once per step.
+struct StageMemory {
+  int64_t activationBytes = 1; // kept from F until B (or the fused backward)
+  int64_t stashBytes = 0;      // kept from B until W (split backward only)
+  int64_t parameterBytes = 0;
+  int64_t gradientBytes = 0;
+};
+
 struct ScheduleProblem {
   int stages = 1; // P ranks; rank r runs stage r
   int chunks = 1; // v model chunks per stage
@@ -76,6 +87,10 @@ struct ScheduleProblem {
   std::vector<ChunkDurations> durations;
   /// Whether the backward is scheduled as separate B and W actions.
   bool splitBackward = false;
+  /// Indexed by virtual stage; empty means one unit of activation and
+  /// nothing else per stage.
+  std::vector<StageMemory> memory;
+  const StageMemory &memoryOf(int virtualStage) const;
 
   int virtualStages() const { return stages * chunks; }
   /// The virtual stage held by (stage, chunk); -1 if none (check() first).
@@ -85,7 +100,8 @@ struct ScheduleProblem {
   double duration(const ComputeAction &action) const;
 
   /// Positive sizes, a placement that is a bijection onto stages x chunks,
-  /// durations of the right count, non-negative and finite.
+  /// durations of the right count, non-negative and finite, memory sizes of
+  /// the right count and non-negative.
   Status check() const;
 
   /// Whether `placement` is the one `kind` builds for this problem's ranks

@@ -1,9 +1,10 @@
 //===- Program.h - Per-rank programs with communication ---------*- C++ -*-===//
 //
 // A Program is what one rank executes: its compute actions with the sends and
-// receives between them, ending with the optimizer step. Sends and receives
-// are blocking rendezvous: each completes only when the peer reaches the
-// matching action.
+// receives between them, ending with the optimizer step. By default sends and
+// receives are blocking rendezvous: each completes only when the peer reaches
+// the matching action (what the MPI runtime's blocking send does); with
+// TimingModel::overlapSends a send is posted and returns at once.
 //
 // Tensor names follow the boundary between virtual stages q and q+1:
 // "act.q<q>" is F(q)'s output travelling to F(q+1), "grad.q<q>" its gradient
@@ -64,6 +65,9 @@ std::string describe(const ProgramAction &action);
 /// "act.q<boundary>" / "grad.q<boundary>".
 std::string activationName(int boundary);
 std::string gradientName(int boundary);
+/// The boundary q of a tensor named "act.q<q>" or "grad.q<q>"; -1 for any
+/// other name.
+int boundaryOf(const std::string &tensor);
 
 /// Sizes of what crosses each boundary between virtual stages q and q+1,
 /// indexed by q (V - 1 entries); empty vectors mean zero bytes.
@@ -79,16 +83,31 @@ struct TensorSizes {
   }
 };
 
-/// How long non-compute actions take. Compute durations come from the
-/// ScheduleProblem.
+/// How long non-compute actions take, and whether sends overlap compute.
+/// Compute durations come from the ScheduleProblem.
 struct TimingModel {
   double bandwidthBytesPerSecond = std::numeric_limits<double>::infinity();
   double latencySeconds = 0;
   double optimizerStepSeconds = 0;
+  /// Seconds of one message crossing boundary q (between virtual stages q and
+  /// q + 1), by q; when non-empty it overrides latency + bytes / bandwidth
+  /// for the boundaries it lists.
+  std::vector<double> boundarySeconds;
+  /// false: a send is a blocking rendezvous with its receive (the CPU
+  /// runtime's MPI path). true: a send is posted and returns at once, so the
+  /// sender computes on while the transfer runs; the receive completes at
+  /// max(the receiver reaching it, post + transfer).
+  bool overlapSends = false;
 
   /// A point-to-point transfer; an all-reduce is priced the same for now.
   double transferSeconds(int64_t bytes) const {
     return latencySeconds + double(bytes) / bandwidthBytesPerSecond;
+  }
+  /// A message of `bytes` across `boundary` (-1: unknown boundary).
+  double messageSeconds(int boundary, int64_t bytes) const {
+    if (boundary >= 0 && size_t(boundary) < boundarySeconds.size())
+      return boundarySeconds[boundary];
+    return transferSeconds(bytes);
   }
 };
 
