@@ -46,7 +46,10 @@ static std::string phaseList() {
 }
 
 static cl::opt<std::string>
-    emitPhase("emit", cl::desc("Print the IR after this phase to stdout"),
+    emitPhase("emit",
+              cl::desc("Print the IR after this phase to stdout; timeline: "
+                       "the predicted timeline (trace JSON to stdout, or "
+                       "timeline.json and timeline.svg in the -o folder)"),
               cl::value_desc("phase"), cl::cat(pipeccCategory));
 static cl::opt<std::string>
     compileTo("compile-to", cl::desc("Stop after this phase"),
@@ -428,15 +431,19 @@ int main(int argc, char **argv) {
                                     "0123456789_.-") != std::string::npos))
     return fail("--label-input '" + labelInput +
                 "': expected a name of letters, digits, '_', '.' and '-'");
+  // --emit=timeline is no phase: it asks for the schedule's predicted
+  // timeline (trace JSON and SVG).
+  options.emitTimeline = emitPhase == "timeline";
   for (auto [flag, text, target] :
        {std::tuple{"--emit", &emitPhase, &options.emit},
         std::tuple{"--compile-to", &compileTo, &options.compileTo}}) {
-    if (text->empty())
+    if (text->empty() || (text == &emitPhase && options.emitTimeline))
       continue;
     *target = pipecc::parsePhase(*text);
     if (!*target)
       return fail(Twine("unknown phase '") + *text + "' for " + flag +
-                  "; phases are " + phaseList());
+                  "; phases are " + phaseList() +
+                  (text == &emitPhase ? " (or timeline)" : ""));
   }
   for (const std::string &spec : inputShapes) {
     std::string error;
@@ -460,10 +467,10 @@ int main(int argc, char **argv) {
                     " is a training option; --inference compiles a "
                     "forward-only program");
   }
-  if (!options.emit && !options.printSummary && !options.memoryPlan &&
-      options.outputDir.empty())
-    return fail("nothing to do: give -o <dir>, --emit=<phase>, --summary or "
-                "--memory-plan");
+  if (!options.emit && !options.emitTimeline && !options.printSummary &&
+      !options.memoryPlan && options.outputDir.empty())
+    return fail("nothing to do: give -o <dir>, --emit=<phase>, --emit=timeline, "
+                "--summary or --memory-plan");
   int status = pipecc::runDriver(options, outs());
   // An unwritable stderr loses the messages, not the result: the exit
   // status says it, rather than LLVM ERROR from errs()'s destructor.
