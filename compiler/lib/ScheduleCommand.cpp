@@ -186,6 +186,10 @@ std::string shortName(const sched::ProgramAction &action) {
 
 } // namespace
 
+std::vector<std::string> pipecc::scheduleNames() {
+  return sched::generatorNames();
+}
+
 std::optional<std::vector<double>>
 pipecc::parseSecondsList(llvm::StringRef flag, llvm::StringRef text,
                          std::string &error) {

@@ -211,6 +211,10 @@ static cl::opt<bool>
                  cl::desc("Print the sends (>peer:tensor@m) and receives "
                           "(<peer:tensor@m) in each rank's program"),
                  cl::sub(scheduleCommand));
+static cl::opt<bool>
+    listSchedules("list",
+                  cl::desc("Print the known schedule names, one a line"),
+                  cl::sub(scheduleCommand));
 static cl::opt<std::string>
     tracePath("trace",
               cl::desc("Write the timeline as Chrome/Perfetto trace JSON"),
@@ -264,6 +268,11 @@ static int finish(int status) {
 }
 
 static int runSchedule() {
+  if (listSchedules) {
+    for (const std::string &name : pipecc::scheduleNames())
+      outs() << name << "\n";
+    return finish(0);
+  }
   pipecc::ScheduleCommandOptions options;
   std::string error;
   for (auto [flag, text, target] :

@@ -34,6 +34,9 @@ struct ScheduleCommandOptions {
   bool force = false;
 };
 
+/// The schedules `--schedule` accepts, in the library's order.
+std::vector<std::string> scheduleNames();
+
 /// A comma-separated list of non-negative decimal numbers (seconds), e.g.
 /// "1" or "1,0.5,2"; nullopt and a one-line `error` naming `flag` otherwise.
 std::optional<std::vector<double>>
