@@ -24,6 +24,12 @@ static constexpr double kMicrosecondsPerSecond = 1e6;
 /// renderer for millions of rows.
 static constexpr int64_t kMaxRanks = 4096;
 
+/// Microseconds, rounded to the nanosecond: sums of costs like 0.976 +
+/// 0.05 would otherwise print as 1026000.0000000001.
+static double microseconds(double seconds) {
+  return std::round(seconds * kMicrosecondsPerSecond * 1e3) / 1e3;
+}
+
 void pipecc::timeline::writeTraceJson(const Timeline &timeline,
                                       llvm::raw_ostream &os) {
   json::OStream out(os, /*IndentSize=*/0);
@@ -63,9 +69,9 @@ void pipecc::timeline::writeTraceJson(const Timeline &timeline,
           out.attribute("ph", "X");
           out.attribute("pid", 0);
           out.attribute("tid", event.rank);
-          out.attribute("ts", event.start * kMicrosecondsPerSecond);
-          out.attribute("dur",
-                        (event.end - event.start) * kMicrosecondsPerSecond);
+          out.attribute("ts", microseconds(event.start));
+          out.attribute("dur", microseconds(event.end) -
+                                   microseconds(event.start));
           out.attributeObject("args", [&] {
             if (event.microbatch >= 0)
               out.attribute("microbatch", event.microbatch);
