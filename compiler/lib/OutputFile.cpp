@@ -10,10 +10,8 @@
 using namespace pipecc;
 namespace fs = llvm::sys::fs;
 
-bool pipecc::writeOutputFile(
-    llvm::StringRef path, bool force,
-    const std::function<void(llvm::raw_ostream &)> &write,
-    std::string &error) {
+bool pipecc::checkOutputFile(llvm::StringRef path, bool force,
+                             std::string &error) {
   std::string quoted = support::quote(path);
   fs::file_status status;
   if (!fs::status(path, status, /*follow=*/false) && fs::exists(status)) {
@@ -31,6 +29,16 @@ bool pipecc::writeOutputFile(
       return false;
     }
   }
+  return true;
+}
+
+bool pipecc::writeOutputFile(
+    llvm::StringRef path, bool force,
+    const std::function<void(llvm::raw_ostream &)> &write,
+    std::string &error) {
+  if (!checkOutputFile(path, force, error))
+    return false;
+  std::string quoted = support::quote(path);
   llvm::SmallString<256> model(path);
   model += ".pipecc-%%%%%%";
   int fd = -1;

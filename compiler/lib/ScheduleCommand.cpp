@@ -288,6 +288,24 @@ int pipecc::runScheduleCommand(const ScheduleCommandOptions &options,
                 llvm::Twine(worst - peaks.begin()) + ", over --memory-limit " +
                 formatNumber(*options.memoryLimit));
 
+  // Refuse before printing or writing anything.
+  if (!options.tracePath.empty() && options.tracePath == options.svgPath)
+    return fail("--trace and --svg name the same file " +
+                support::quote(options.tracePath));
+  for (const std::string *path : {&options.tracePath, &options.svgPath})
+    if (!path->empty() && !checkOutputFile(*path, options.force, error))
+      return fail(error);
+  std::optional<OutputDirectory> folder;
+  if (!options.outputDir.empty()) {
+    OutputDirectory::Options folderOptions;
+    folderOptions.force = options.force;
+    std::optional<OutputDirectory> created =
+        OutputDirectory::create(options.outputDir, folderOptions, error);
+    if (!created)
+      return fail(error);
+    folder.emplace(std::move(*created));
+  }
+
   // The report.
   std::string name = schedule->name.empty() ? options.schedule : schedule->name;
   out << "schedule " << name << ": " << ranks << " ranks x " << chunks
@@ -334,16 +352,10 @@ int pipecc::runScheduleCommand(const ScheduleCommandOptions &options,
     const timeline::Timeline *one[] = {&predicted};
     timeline::writeSvg(one, os);
   };
-  if (!options.outputDir.empty()) {
-    OutputDirectory::Options folderOptions;
-    folderOptions.force = options.force;
-    std::optional<OutputDirectory> folder =
-        OutputDirectory::create(options.outputDir, folderOptions, error);
-    if (!folder || !folder->writeFile("timeline.json", writeJson, error) ||
-        !folder->writeFile("timeline.svg", writeSvg, error) ||
-        !folder->commit(error))
-      return fail(error);
-  }
+  if (folder && (!folder->writeFile("timeline.json", writeJson, error) ||
+                 !folder->writeFile("timeline.svg", writeSvg, error) ||
+                 !folder->commit(error)))
+    return fail(error);
   if (!options.tracePath.empty() &&
       !writeOutputFile(options.tracePath, options.force, writeJson, error))
     return fail(error);

@@ -14,6 +14,10 @@ namespace pipecc {
 /// over `path` at the end. An existing `path` is refused, since pipecc
 /// cannot tell a file it wrote from one of the user's, unless `force`;
 /// a folder or a symbolic link at `path` is always refused.
+/// Whether writeOutputFile may write `path` (the same rules), so that a
+/// command writing several files can refuse before writing any.
+bool checkOutputFile(llvm::StringRef path, bool force, std::string &error);
+
 bool writeOutputFile(llvm::StringRef path, bool force,
                      const std::function<void(llvm::raw_ostream &)> &write,
                      std::string &error);
