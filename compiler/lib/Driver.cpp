@@ -10,6 +10,7 @@
 #include "pipecc/Dialect/Pipeline/PipelineOps.h"
 #include "pipecc/Conversion/StageAbi.h"
 #include "pipecc/Passes/Passes.h"
+#include "pipecc/Passes/PipelineTimeline.h"
 #include "pipecc/Support/Escape.h"
 
 #include "mlir/IR/AsmState.h"
@@ -205,6 +206,13 @@ int pipecc::runDriver(const DriverOptions &options,
                   phaseName(*options.compileTo) + " stops before it");
     last = Phase::Schedule;
   }
+  // So does the timeline.
+  if (options.emitTimeline && !reaches(last, Phase::Schedule)) {
+    if (options.compileTo)
+      return fail("--emit=timeline needs the schedule phase; --compile-to=" +
+                  phaseName(*options.compileTo) + " stops before it");
+    last = Phase::Schedule;
+  }
   for (Phase phase : allPhases())
     if (reaches(last, phase) && !isPhaseImplemented(phase))
       return fail("phase '" + phaseName(phase) +
@@ -390,6 +398,30 @@ int pipecc::runDriver(const DriverOptions &options,
       return 1;
     if (!emitIfAsked(Phase::Schedule, *module))
       return 1;
+    if (options.emitTimeline) {
+      auto pipes = module->getOps<pipeline::PipelineOp>();
+      FailureOr<timeline::Timeline> predicted =
+          predictPipelineTimeline(*pipes.begin());
+      if (failed(predicted))
+        return 1;
+      auto writeJson = [&](llvm::raw_ostream &os) {
+        timeline::writeTraceJson(*predicted, os);
+      };
+      if (!outputDir) {
+        writeJson(out);
+        if (outputFailed())
+          return 1;
+      } else if (!outputDir->writeFile("timeline.json", writeJson, error) ||
+                 !outputDir->writeFile(
+                     "timeline.svg",
+                     [&](llvm::raw_ostream &os) {
+                       const timeline::Timeline *one[] = {&*predicted};
+                       timeline::writeSvg(one, os);
+                     },
+                     error)) {
+        return fail(error);
+      }
+    }
     if (memorySettings) {
       FailureOr<std::vector<codegen::RankMemoryPlan>> plan =
           codegen::planPipelineMemory(*module, *memorySettings);

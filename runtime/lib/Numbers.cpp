@@ -107,4 +107,24 @@ std::optional<float> parseLearningRateOption(std::string_view option,
   return value;
 }
 
+std::optional<double> parseNonNegativeRealOption(std::string_view option,
+                                                 std::string_view text,
+                                                 std::string &error) {
+  if (!isDecimalReal(text)) {
+    error = prefix(option, text) + "expected a decimal number";
+    return std::nullopt;
+  }
+  std::string copy(text);
+  double value = std::strtod(copy.c_str(), nullptr);
+  if (text[0] == '-' && value != 0) {
+    error = prefix(option, text) + "must not be negative";
+    return std::nullopt;
+  }
+  if (std::isinf(value)) {
+    error = prefix(option, text) + "too large (at most 1.79769313e+308)";
+    return std::nullopt;
+  }
+  return value == 0 ? 0.0 : value; // no -0
+}
+
 } // namespace pipecc::rt

@@ -4,6 +4,7 @@
 #include "pipecc/Compiler/Driver.h"
 #include "pipecc/Compiler/FailureHandling.h"
 #include "pipecc/Compiler/InitAll.h"
+#include "pipecc/Compiler/ScheduleCommand.h"
 #include "pipecc/Runtime/Numbers.h"
 
 #include "mlir/IR/AsmState.h"
@@ -45,7 +46,10 @@ static std::string phaseList() {
 }
 
 static cl::opt<std::string>
-    emitPhase("emit", cl::desc("Print the IR after this phase to stdout"),
+    emitPhase("emit",
+              cl::desc("Print the IR after this phase to stdout; timeline: "
+                       "the predicted timeline (trace JSON to stdout, or "
+                       "timeline.json and timeline.svg in the -o folder)"),
               cl::value_desc("phase"), cl::cat(pipeccCategory));
 static cl::opt<std::string>
     compileTo("compile-to", cl::desc("Stop after this phase"),
@@ -152,9 +156,169 @@ static cl::opt<std::string>
                  cl::value_desc("X"), cl::init("0.1"),
                  cl::cat(trainingCategory));
 
+// `pipecc schedule`: a library schedule simulated without a model.
+static cl::SubCommand
+    scheduleCommand("schedule",
+                    "Simulate a pipeline schedule without a model: each "
+                    "rank's program, makespan, bubble, peak memory, timeline");
+static cl::opt<std::string>
+    scheduleRanks("stages", cl::desc("Pipeline depth: ranks P (default 4)"),
+                  cl::value_desc("P"), cl::init("4"), cl::sub(scheduleCommand));
+static cl::opt<std::string> scheduleMicrobatches(
+    "microbatches", cl::desc("Micro-batches M per step (default 8)"),
+    cl::value_desc("M"), cl::init("8"), cl::sub(scheduleCommand));
+static cl::opt<std::string>
+    scheduleChunks("chunks",
+                   cl::desc("Virtual stages v per rank (default 1)"),
+                   cl::value_desc("v"), cl::init("1"),
+                   cl::sub(scheduleCommand));
+static cl::opt<std::string>
+    scheduleName("schedule", cl::desc("Schedule generator (default 1f1b)"),
+                 cl::value_desc("name"), cl::init("1f1b"),
+                 cl::sub(scheduleCommand));
+static cl::opt<std::string> forwardCost(
+    "forward",
+    cl::desc("Seconds of F per micro-batch: one value or one per virtual "
+             "stage, comma-separated (default 1)"),
+    cl::value_desc("s[,s...]"), cl::init("1"), cl::sub(scheduleCommand));
+static cl::opt<std::string> backwardInputCost(
+    "backward-input",
+    cl::desc("Seconds of B (backward to the input) per micro-batch "
+             "(default 1)"),
+    cl::value_desc("s[,s...]"), cl::init("1"), cl::sub(scheduleCommand));
+static cl::opt<std::string> backwardWeightCost(
+    "backward-weight",
+    cl::desc("Seconds of W (backward to the weights) per micro-batch "
+             "(default 1); a fused backward takes B + W"),
+    cl::value_desc("s[,s...]"), cl::init("1"), cl::sub(scheduleCommand));
+static cl::opt<std::string> messageCost(
+    "comm",
+    cl::desc("Seconds per message: one value or one per boundary between "
+             "virtual stages (default 0)"),
+    cl::value_desc("s[,s...]"), cl::init("0"), cl::sub(scheduleCommand));
+static cl::opt<std::string> memoryLimit(
+    "memory-limit",
+    cl::desc("Most activations a rank may hold, in micro-batches of its "
+             "virtual stages"),
+    cl::value_desc("N"), cl::sub(scheduleCommand));
+static cl::opt<bool>
+    splitBackward("split-backward",
+                  cl::desc("Schedule B and W apart even when the schedule "
+                           "does not need it"),
+                  cl::sub(scheduleCommand));
+static cl::opt<bool>
+    showMessages("messages",
+                 cl::desc("Print the sends (>peer:tensor@m) and receives "
+                          "(<peer:tensor@m) in each rank's program"),
+                 cl::sub(scheduleCommand));
+static cl::opt<bool>
+    listSchedules("list",
+                  cl::desc("Print the known schedule names, one a line"),
+                  cl::sub(scheduleCommand));
+static cl::opt<std::string>
+    tracePath("trace",
+              cl::desc("Write the timeline as Chrome/Perfetto trace JSON"),
+              cl::value_desc("file.json"), cl::sub(scheduleCommand));
+static cl::opt<std::string>
+    svgPath("svg", cl::desc("Write the timeline as an SVG Gantt chart"),
+            cl::value_desc("file.svg"), cl::sub(scheduleCommand));
+static cl::opt<std::string> scheduleOutput(
+    "o", cl::desc("Output folder for timeline.json and timeline.svg"),
+    cl::value_desc("dir"), cl::sub(scheduleCommand));
+static cl::opt<bool>
+    scheduleForce("force",
+                  cl::desc("Replace output files (and an -o folder) even if "
+                           "pipecc did not write them"),
+                  cl::sub(scheduleCommand));
+
+// `pipecc timeline`: traces (predicted or measured) rendered as SVG.
+static cl::SubCommand
+    timelineCommand("timeline",
+                    "Render one trace, or two on one time scale, as an SVG "
+                    "Gantt chart");
+static cl::list<std::string> timelineInputs(cl::Positional,
+                                            cl::desc("<trace.json>..."),
+                                            cl::sub(timelineCommand));
+static cl::opt<std::string>
+    timelineOutput("o", cl::desc("SVG file to write (default: stdout)"),
+                   cl::value_desc("file.svg"), cl::sub(timelineCommand));
+static cl::opt<bool>
+    timelineForce("force",
+                  cl::desc("Replace the -o file even if pipecc did not write "
+                           "it"),
+                  cl::sub(timelineCommand));
+
 static int fail(const Twine &message) {
   errs() << "pipecc: error: " << message << "\n";
   return 1;
+}
+
+/// Ends a subcommand: its status, or an error if stdout could not be
+/// written.
+static int finish(int status) {
+  errs().clear_error();
+  outs().flush();
+  if (outs().has_error()) {
+    std::error_code ec = outs().error();
+    outs().clear_error();
+    return status ? status
+                  : fail("cannot write to standard output: " + ec.message());
+  }
+  return status;
+}
+
+static int runSchedule() {
+  if (listSchedules) {
+    for (const std::string &name : pipecc::scheduleNames())
+      outs() << name << "\n";
+    return finish(0);
+  }
+  pipecc::ScheduleCommandOptions options;
+  std::string error;
+  for (auto [flag, text, target] :
+       {std::tuple{"--stages", &scheduleRanks, &options.ranks},
+        std::tuple{"--microbatches", &scheduleMicrobatches,
+                   &options.microbatches},
+        std::tuple{"--chunks", &scheduleChunks, &options.chunks}}) {
+    // Bounded so that a typo cannot ask for a simulation of billions of
+    // actions.
+    std::optional<int64_t> value =
+        pipecc::rt::parseIntegerOption(flag, *text, 1, 4096, error);
+    if (!value)
+      return fail(error);
+    *target = *value;
+  }
+  if (options.ranks * options.chunks * options.microbatches > 1000000)
+    return fail("--stages x --chunks x --microbatches is over 1000000 "
+                "actions; give a smaller problem");
+  for (auto [flag, text, target] :
+       {std::tuple{"--forward", &forwardCost, &options.forward},
+        std::tuple{"--backward-input", &backwardInputCost,
+                   &options.backwardInput},
+        std::tuple{"--backward-weight", &backwardWeightCost,
+                   &options.backwardWeight},
+        std::tuple{"--comm", &messageCost, &options.messageSeconds}}) {
+    std::optional<std::vector<double>> values =
+        pipecc::parseSecondsList(flag, *text, error);
+    if (!values)
+      return fail(error);
+    *target = std::move(*values);
+  }
+  if (memoryLimit.getNumOccurrences()) {
+    std::optional<double> limit = pipecc::rt::parseNonNegativeRealOption(
+        "--memory-limit", memoryLimit, error);
+    if (!limit)
+      return fail(error + " (a number of micro-batches of activations)");
+    options.memoryLimit = *limit;
+  }
+  options.schedule = scheduleName;
+  options.splitBackward = splitBackward;
+  options.showMessages = showMessages;
+  options.tracePath = tracePath;
+  options.svgPath = svgPath;
+  options.outputDir = scheduleOutput;
+  options.force = scheduleForce;
+  return finish(pipecc::runScheduleCommand(options, outs()));
 }
 
 int main(int argc, char **argv) {
@@ -190,8 +354,30 @@ int main(int argc, char **argv) {
       "  pipecc model.onnx --stages 4 --microbatches 8 --schedule 1f1b "
       "-o out/\n"
       "                                          compile per-rank executables\n"
-      "  out/launch --steps 10 --data DIR        train (DIR/<input>.npy)\n\n"
+      "  out/launch --steps 10 --data DIR        train (DIR/<input>.npy)\n"
+      "  pipecc schedule --stages 4 --microbatches 8 --schedule zb-h1\n"
+      "                                          compare schedules, no model\n"
+      "  pipecc timeline a.json [b.json] -o t.svg  render traces\n\n"
       "Phases, in order: " + phaseList() + "\n");
+
+  // LLVM lets a subcommand's command line set the top level's options too;
+  // taking them silently would hide a mistaken command line.
+  for (cl::SubCommand *sub : {&scheduleCommand, &timelineCommand}) {
+    if (!*sub)
+      continue;
+    for (auto &entry : cl::getRegisteredOptions(cl::SubCommand::getTopLevel()))
+      if (entry.second->getNumOccurrences() &&
+          !llvm::is_contained(entry.second->Subs, sub))
+        return fail("--" + entry.first() + " is not an option of pipecc " +
+                    sub->getName() + " (pipecc " + sub->getName() +
+                    " --help lists them)");
+  }
+  if (scheduleCommand)
+    return runSchedule();
+  if (timelineCommand)
+    return finish(pipecc::runTimelineCommand(
+        std::vector<std::string>(timelineInputs.begin(), timelineInputs.end()),
+        timelineOutput, timelineForce, outs()));
 
   if (inputPath.empty())
     return fail("no input model given; usage: pipecc model.onnx [-o out/] "
@@ -254,15 +440,19 @@ int main(int argc, char **argv) {
                                     "0123456789_.-") != std::string::npos))
     return fail("--label-input '" + labelInput +
                 "': expected a name of letters, digits, '_', '.' and '-'");
+  // --emit=timeline is no phase: it asks for the schedule's predicted
+  // timeline (trace JSON and SVG).
+  options.emitTimeline = emitPhase == "timeline";
   for (auto [flag, text, target] :
        {std::tuple{"--emit", &emitPhase, &options.emit},
         std::tuple{"--compile-to", &compileTo, &options.compileTo}}) {
-    if (text->empty())
+    if (text->empty() || (text == &emitPhase && options.emitTimeline))
       continue;
     *target = pipecc::parsePhase(*text);
     if (!*target)
       return fail(Twine("unknown phase '") + *text + "' for " + flag +
-                  "; phases are " + phaseList());
+                  "; phases are " + phaseList() +
+                  (text == &emitPhase ? " (or timeline)" : ""));
   }
   for (const std::string &spec : inputShapes) {
     std::string error;
@@ -286,10 +476,10 @@ int main(int argc, char **argv) {
                     " is a training option; --inference compiles a "
                     "forward-only program");
   }
-  if (!options.emit && !options.printSummary && !options.memoryPlan &&
-      options.outputDir.empty())
-    return fail("nothing to do: give -o <dir>, --emit=<phase>, --summary or "
-                "--memory-plan");
+  if (!options.emit && !options.emitTimeline && !options.printSummary &&
+      !options.memoryPlan && options.outputDir.empty())
+    return fail("nothing to do: give -o <dir>, --emit=<phase>, --emit=timeline, "
+                "--summary or --memory-plan");
   int status = pipecc::runDriver(options, outs());
   // An unwritable stderr loses the messages, not the result: the exit
   // status says it, rather than LLVM ERROR from errs()'s destructor.

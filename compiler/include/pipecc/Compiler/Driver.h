@@ -22,6 +22,9 @@ struct DriverOptions {
   std::optional<Phase> compileTo;
   /// Print the IR after this phase to `out`.
   std::optional<Phase> emit;
+  /// Write the schedule's predicted timeline: trace JSON to `out`, or
+  /// timeline.json and timeline.svg in the output folder.
+  bool emitTimeline = false;
   /// Print a summary of the imported model to `out`.
   bool printSummary = false;
   /// Print every rank's static memory plan to `out` after the schedule

@@ -40,6 +40,12 @@ std::optional<float> parseLearningRateOption(std::string_view option,
 /// Whether `lr` is a learning rate parseLearningRateOption could return.
 bool isValidLearningRate(float lr);
 
+/// A non-negative decimal number whose double value is finite (seconds,
+/// limits); otherwise nullopt and a one-line `error` naming `option`.
+std::optional<double> parseNonNegativeRealOption(std::string_view option,
+                                                 std::string_view text,
+                                                 std::string &error);
+
 } // namespace pipecc::rt
 
 #endif // PIPECC_RUNTIME_NUMBERS_H

@@ -1,0 +1,32 @@
+//===- PipelineTimeline.cpp - The predicted timeline of a pipeline op -----===//
+
+#include "pipecc/Passes/PipelineTimeline.h"
+
+#include "ScheduleSupport.h"
+#include "pipecc/Scheduling/Simulator.h"
+
+using namespace mlir;
+using namespace pipecc;
+namespace sched = pipecc::scheduling;
+
+/// The link and optimizer timing of the compiled pipeline. Contract 3:
+/// toLibraryPrograms returns the stage table's timing with the problem;
+/// until it does, messages are free (the durations are the problem's).
+static sched::TimingModel timingOf(const LibraryPrograms &) { return {}; }
+
+FailureOr<timeline::Timeline>
+pipecc::predictPipelineTimeline(pipeline::PipelineOp pipeline) {
+  FailureOr<LibraryPrograms> form = toLibraryPrograms(pipeline);
+  if (failed(form))
+    return failure();
+  sched::Result<sched::SimulationResult> simulation =
+      sched::simulate(form->problem, form->programs, timingOf(*form));
+  if (!simulation)
+    return pipeline.emitOpError("cannot be simulated for its timeline: ")
+           << simulation.message();
+  timeline::Timeline predicted = timeline::buildTimeline(
+      form->problem, form->programs, *simulation, pipeline.getSchedule());
+  predicted.peakActivationMicrobatches = timeline::peakActivationMicrobatches(
+      form->problem, form->programs, *simulation);
+  return predicted;
+}
