@@ -24,7 +24,9 @@
 # Usage: scripts/bench-schedule.sh [OUT]
 # Env: PIPECC (default build/bin/pipecc), SCHEDULES ("gpipe 1f1b zb-h1"),
 #      RANKS ("2 4"), MICROBATCHES (8), STEPS (10), WIDTH (512),
-#      LAYERS (8), BATCH (512), DEVICE (host-cpu),
+#      LAYERS (8), BATCH (512), DEVICE (host-cpu), TRANSPORT (socket:
+#      OpenMPI's waiting ranks spin, which on a machine with fewer cores
+#      than ranks takes the cores from the computing ones; mpi to compare),
 #      OPENBLAS_NUM_THREADS (1 unless set).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,6 +39,7 @@ width=${WIDTH:-512}
 layers=${LAYERS:-8}
 batch=${BATCH:-512}
 device=${DEVICE:-host-cpu}
+transport=${TRANSPORT:-socket}
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 out=${1:-$(mktemp -d "${TMPDIR:-/tmp}/pipecc-bench-schedule.XXXXXX")}
 mkdir -p "$out"
@@ -45,7 +48,8 @@ python3 "$root/scripts/gen_bench_mlp.py" "$out/model.onnx" --width "$width" \
   --layers "$layers" --classes 64 --batch "$batch"
 echo "model: MLP $layers x ${width}x$width + ${width}x64, batch $batch," \
   "$microbatches micro-batches, $steps steps, device profile $device"
-echo "OPENBLAS_NUM_THREADS=$OPENBLAS_NUM_THREADS; files in $out"
+echo "transport $transport, OPENBLAS_NUM_THREADS=$OPENBLAS_NUM_THREADS," \
+  "$(nproc) cores; files in $out"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 summarize() {
@@ -88,7 +92,7 @@ for ranks in $ranks_list; do
       --device "$device" --stages "$ranks" --microbatches "$microbatches" \
       --schedule "$schedule" --emit=timeline > "$out/$config.predicted.json" \
       2>/dev/null; then :; else rm -f "$out/$config.predicted.json"; fi
-    "$out/$config/launch" --synthetic --steps "$steps" \
+    "$out/$config/launch" --transport "$transport" --synthetic --steps "$steps" \
       --trace "$out/$config.measured.json" > "$out/$config.log"
     summarize "p$ranks $schedule" "$out/$config/pipeline.json" \
       "$out/$config.log" "$out/$config.measured.json"
