@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 using namespace pipecc::rt;
 
@@ -110,6 +111,57 @@ double secondsNow() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+/// Runs `body`; while the traced step runs, also records it as the event
+/// `describe()` makes (only then: an untraced call pays one test).
+template <typename Describe, typename Body>
+auto timed(pipecc_rt_context &c, Describe &&describe, Body &&body)
+    -> decltype(body()) {
+  StepTrace *trace = c.recording;
+  if (!trace)
+    return body();
+  double start = secondsNow();
+  if constexpr (std::is_void_v<decltype(body())>) {
+    body();
+    trace->record(describe(), start, secondsNow());
+  } else {
+    auto result = body();
+    trace->record(describe(), start, secondsNow());
+    return result;
+  }
+}
+
+/// A message of buffer `id`'s copy `microbatch` to or from `peer`.
+TraceEvent messageEvent(pipecc_rt_context &c, TraceCategory category,
+                        int64_t id, int64_t microbatch, int32_t peer) {
+  TraceEvent event;
+  event.category = category;
+  const pipecc_rt_buffer_desc *desc = c.buffer(id).desc;
+  event.label = desc->name ? desc->name : "";
+  event.microbatch = desc->per_microbatch ? microbatch : -1;
+  event.peer = peer;
+  event.bytes = desc->bytes;
+  return event;
+}
+
+/// The same for raw memory.
+TraceEvent bytesEvent(TraceCategory category, int64_t bytes, int32_t peer) {
+  TraceEvent event;
+  event.category = category;
+  event.peer = peer;
+  event.bytes = bytes;
+  return event;
+}
+
+static_assert(static_cast<int>(TraceCategory::Forward) ==
+                      PIPECC_RT_TRACE_FORWARD &&
+                  static_cast<int>(TraceCategory::BackwardInput) ==
+                      PIPECC_RT_TRACE_BACKWARD_INPUT &&
+                  static_cast<int>(TraceCategory::BackwardWeight) ==
+                      PIPECC_RT_TRACE_BACKWARD_WEIGHT &&
+                  static_cast<int>(TraceCategory::Backward) ==
+                      PIPECC_RT_TRACE_BACKWARD,
+              "trace kinds of the C API and the trace's categories agree");
 } // namespace
 
 extern "C" {
@@ -225,8 +277,16 @@ void pipecc_rt_send(pipecc_rt_context *ctx, int64_t buffer_id,
                     int64_t microbatch, int32_t peer, int32_t tag) {
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
-    c.transport->send(microbatchCopy(c, buffer_id, microbatch),
-                      c.buffer(buffer_id).desc->bytes, peer, tag);
+    timed(
+        c,
+        [&] {
+          return messageEvent(c, TraceCategory::Send, buffer_id, microbatch,
+                              peer);
+        },
+        [&] {
+          c.transport->send(microbatchCopy(c, buffer_id, microbatch),
+                            c.buffer(buffer_id).desc->bytes, peer, tag);
+        });
   });
 }
 
@@ -235,8 +295,16 @@ void pipecc_rt_recv(pipecc_rt_context *ctx, int64_t buffer_id,
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
     try {
-      c.transport->recv(microbatchCopy(c, buffer_id, microbatch),
-                        c.buffer(buffer_id).desc->bytes, peer, tag);
+      timed(
+          c,
+          [&] {
+            return messageEvent(c, TraceCategory::Recv, buffer_id, microbatch,
+                                peer);
+          },
+          [&] {
+            c.transport->recv(microbatchCopy(c, buffer_id, microbatch),
+                              c.buffer(buffer_id).desc->bytes, peer, tag);
+          });
     } catch (const RuntimeError &e) {
       fail(c.bufferLabel(buffer_id), ": ", e.what());
     }
@@ -245,20 +313,39 @@ void pipecc_rt_recv(pipecc_rt_context *ctx, int64_t buffer_id,
 
 void pipecc_rt_send_bytes(pipecc_rt_context *ctx, const void *data,
                           int64_t bytes, int32_t peer, int32_t tag) {
-  guardCall([&] { checked(ctx).transport->send(data, bytes, peer, tag); });
+  guardCall([&] {
+    pipecc_rt_context &c = checked(ctx);
+    timed(
+        c, [&] { return bytesEvent(TraceCategory::Send, bytes, peer); },
+        [&] { c.transport->send(data, bytes, peer, tag); });
+  });
 }
 
 void pipecc_rt_recv_bytes(pipecc_rt_context *ctx, void *data, int64_t bytes,
                           int32_t peer, int32_t tag) {
-  guardCall([&] { checked(ctx).transport->recv(data, bytes, peer, tag); });
+  guardCall([&] {
+    pipecc_rt_context &c = checked(ctx);
+    timed(
+        c, [&] { return bytesEvent(TraceCategory::Recv, bytes, peer); },
+        [&] { c.transport->recv(data, bytes, peer, tag); });
+  });
 }
 
 int64_t pipecc_rt_isend(pipecc_rt_context *ctx, int64_t buffer_id,
                         int64_t microbatch, int32_t peer, int32_t tag) {
   return guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
-    return c.transport->startSend(microbatchCopy(c, buffer_id, microbatch),
-                                  c.buffer(buffer_id).desc->bytes, peer, tag);
+    return timed(
+        c,
+        [&] {
+          return messageEvent(c, TraceCategory::Send, buffer_id, microbatch,
+                              peer);
+        },
+        [&] {
+          return c.transport->startSend(
+              microbatchCopy(c, buffer_id, microbatch),
+              c.buffer(buffer_id).desc->bytes, peer, tag);
+        });
   });
 }
 
@@ -266,29 +353,56 @@ int64_t pipecc_rt_irecv(pipecc_rt_context *ctx, int64_t buffer_id,
                         int64_t microbatch, int32_t peer, int32_t tag) {
   return guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
-    return c.transport->startRecv(microbatchCopy(c, buffer_id, microbatch),
-                                  c.buffer(buffer_id).desc->bytes, peer, tag);
+    return timed(
+        c,
+        [&] {
+          return messageEvent(c, TraceCategory::Recv, buffer_id, microbatch,
+                              peer);
+        },
+        [&] {
+          return c.transport->startRecv(
+              microbatchCopy(c, buffer_id, microbatch),
+              c.buffer(buffer_id).desc->bytes, peer, tag);
+        });
   });
 }
 
 int64_t pipecc_rt_isend_bytes(pipecc_rt_context *ctx, const void *data,
                               int64_t bytes, int32_t peer, int32_t tag) {
-  return guardCall(
-      [&] { return checked(ctx).transport->startSend(data, bytes, peer, tag); });
+  return guardCall([&] {
+    pipecc_rt_context &c = checked(ctx);
+    return timed(
+        c, [&] { return bytesEvent(TraceCategory::Send, bytes, peer); },
+        [&] { return c.transport->startSend(data, bytes, peer, tag); });
+  });
 }
 
 int64_t pipecc_rt_irecv_bytes(pipecc_rt_context *ctx, void *data,
                               int64_t bytes, int32_t peer, int32_t tag) {
-  return guardCall(
-      [&] { return checked(ctx).transport->startRecv(data, bytes, peer, tag); });
+  return guardCall([&] {
+    pipecc_rt_context &c = checked(ctx);
+    return timed(
+        c, [&] { return bytesEvent(TraceCategory::Recv, bytes, peer); },
+        [&] { return c.transport->startRecv(data, bytes, peer, tag); });
+  });
 }
 
 void pipecc_rt_wait(pipecc_rt_context *ctx, int64_t request) {
-  guardCall([&] { checked(ctx).transport->wait(request); });
+  guardCall([&] {
+    pipecc_rt_context &c = checked(ctx);
+    timed(
+        c, [] { return bytesEvent(TraceCategory::Wait, 0, -1); },
+        [&] { c.transport->wait(request); });
+  });
 }
 
 void pipecc_rt_wait_all(pipecc_rt_context *ctx) {
-  guardCall([&] { checked(ctx).transport->waitAll(); });
+  guardCall([&] {
+    pipecc_rt_context &c = checked(ctx);
+    timed(
+        c, [] { return bytesEvent(TraceCategory::Wait, 0, -1); },
+        [&] { c.transport->waitAll(); });
+  });
 }
 
 void pipecc_rt_sendrecv_bytes(pipecc_rt_context *ctx, const void *send_data,
@@ -309,7 +423,14 @@ void pipecc_rt_allreduce_sum_f32(pipecc_rt_context *ctx, float *data,
     std::vector<int> group;
     if (group_ranks && group_size > 0)
       group.assign(group_ranks, group_ranks + group_size);
-    checked(ctx).transport->allreduceSumF32(data, count, group);
+    pipecc_rt_context &c = checked(ctx);
+    timed(
+        c,
+        [&] {
+          return bytesEvent(TraceCategory::AllReduce,
+                            count * static_cast<int64_t>(sizeof(float)), -1);
+        },
+        [&] { c.transport->allreduceSumF32(data, count, group); });
   });
 }
 
@@ -402,15 +523,48 @@ void pipecc_rt_optimizer_step(pipecc_rt_context *ctx) {
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
     float step = c.learningRate * c.gradientScale;
-    for (BufferStorage &storage : c.buffers) {
-      if (storage.desc->role != PIPECC_RT_ROLE_GRADIENT)
-        continue;
-      BufferStorage &parameter = c.buffer(storage.desc->parameter_id);
-      c.device->sgdUpdateF32(
-          reinterpret_cast<float *>(parameter.memory),
-          reinterpret_cast<const float *>(storage.memory),
-          storage.desc->bytes / static_cast<int64_t>(sizeof(float)), step);
-    }
+    timed(
+        c, [] { return bytesEvent(TraceCategory::Optimizer, 0, -1); },
+        [&] {
+          for (BufferStorage &storage : c.buffers) {
+            if (storage.desc->role != PIPECC_RT_ROLE_GRADIENT)
+              continue;
+            BufferStorage &parameter = c.buffer(storage.desc->parameter_id);
+            c.device->sgdUpdateF32(
+                reinterpret_cast<float *>(parameter.memory),
+                reinterpret_cast<const float *>(storage.memory),
+                storage.desc->bytes / static_cast<int64_t>(sizeof(float)),
+                step);
+          }
+          if (c.recording)
+            c.device->finishQueuedWork();
+        });
+  });
+}
+
+void pipecc_rt_trace_begin(pipecc_rt_context *ctx, int32_t kind,
+                           int64_t virtual_stage, int64_t chunk,
+                           int64_t microbatch) {
+  guardCall([&] {
+    pipecc_rt_context &c = checked(ctx);
+    if (!c.recording)
+      return;
+    if (kind < PIPECC_RT_TRACE_FORWARD || kind > PIPECC_RT_TRACE_BACKWARD)
+      fail("pipecc_rt_trace_begin: unknown action kind ", kind);
+    // Work queued before belongs to the actions before.
+    c.device->finishQueuedWork();
+    c.recording->beginCompute(static_cast<TraceCategory>(kind),
+                              virtual_stage, chunk, microbatch, secondsNow());
+  });
+}
+
+void pipecc_rt_trace_end(pipecc_rt_context *ctx) {
+  guardCall([&] {
+    pipecc_rt_context &c = checked(ctx);
+    if (!c.recording)
+      return;
+    c.device->finishQueuedWork();
+    c.recording->endCompute(secondsNow());
   });
 }
 

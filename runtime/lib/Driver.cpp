@@ -6,6 +6,7 @@
 #include "pipecc/Runtime/NpyReader.h"
 #include "pipecc/Runtime/Safetensors.h"
 #include "pipecc/Runtime/SyntheticData.h"
+#include "pipecc/Runtime/Trace.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -421,6 +422,27 @@ void reportTimers(pipecc_rt_context &ctx) {
   printInRankOrder(transport, text);
 }
 
+/// Rank 0 gathers every rank's record of the traced step and writes the
+/// timeline. Collective.
+void writeTrace(pipecc_rt_context &ctx, const std::string &schedule) {
+  Transport &transport = *ctx.transport;
+  std::string local = ctx.trace->serialize(transport.rank());
+  std::vector<std::vector<char>> parts =
+      gatherBytes(transport, std::vector<char>(local.begin(), local.end()));
+  if (transport.rank() != 0)
+    return;
+  std::vector<std::string> records;
+  for (const std::vector<char> &part : parts)
+    records.emplace_back(part.begin(), part.end());
+  TraceRunInfo info;
+  info.schedule = schedule;
+  info.ranks = transport.size();
+  info.microbatches = ctx.program->microbatches;
+  info.step = ctx.trace->step() + 1;
+  std::string document = buildTraceDocument(info, records);
+  writeFileAtomically(ctx.options.tracePath, document.data(), document.size());
+}
+
 /// Rank 0 prints, rank by rank, the arena beside the measured peak.
 void reportMemory(pipecc_rt_context &ctx) {
   Transport &transport = *ctx.transport;
@@ -453,6 +475,13 @@ void runStep(pipecc_rt_context &ctx, int64_t samples) {
       ctx.device->fill(storage.memory, 0, storage.desc->bytes);
   ctx.lossSum = 0;
   ctx.lossCount = 0;
+  bool traced = ctx.trace && ctx.trace->step() == ctx.stepIndex;
+  if (traced) {
+    // One zero for every rank's clock: each leaves the barrier together.
+    ctx.transport->barrier(Channel::Control);
+    ctx.trace->start(secondsNow());
+    ctx.recording = ctx.trace.get();
+  }
   double start = secondsNow();
 
   ctx.program->step(&ctx);
@@ -480,6 +509,10 @@ void runStep(pipecc_rt_context &ctx, int64_t samples) {
   if (!(ctx.program->flags & (PIPECC_RT_PROGRAM_OWNS_OPTIMIZER |
                               PIPECC_RT_PROGRAM_INFERENCE)))
     pipecc_rt_optimizer_step(&ctx);
+  if (traced) {
+    ctx.trace->finish(secondsNow());
+    ctx.recording = nullptr;
+  }
   double seconds = secondsNow() - start;
   if (isInference(ctx)) {
     if (ctx.transport->rank() == 0 && !ctx.options.quiet) {
@@ -565,6 +598,22 @@ int pipecc::rt::runRank(int argc, char **argv,
     if (!options.outputsDir.empty())
       prepareOutputsDir(options.outputsDir);
   }
+  std::string traceSchedule;
+  if (!options.tracePath.empty()) {
+    ctx.trace = std::make_unique<StepTrace>(
+        (options.traceStep ? options.traceStep : options.steps) - 1);
+    // The schedule's name is the compiler's, in the manifest beside the
+    // ranks; read it now rather than fail after training.
+    if (transport.rank() == 0) {
+      try {
+        checkOutputFile(options.tracePath);
+      } catch (const RuntimeError &error) {
+        fail("--trace ", error.what());
+      }
+      traceSchedule =
+          scheduleFromManifest(executableDirectory() + "/pipeline.json");
+    }
+  }
   loadInputs(ctx);
   checkInputsAgreeAcrossRanks(ctx);
   int64_t samples = samplesPerStep(ctx);
@@ -581,6 +630,8 @@ int pipecc::rt::runRank(int argc, char **argv,
   }
   if (!options.outputsDir.empty() && transport.rank() == 0)
     writeOutputs(ctx);
+  if (ctx.trace)
+    writeTrace(ctx, traceSchedule);
   if (options.timers)
     reportTimers(ctx);
   if (options.memory)

@@ -71,6 +71,13 @@ Options parseOptions(int argc, char **argv) {
       options.timers = flag();
     else if (name == "--memory")
       options.memory = flag();
+    else if (name == "--trace")
+      options.tracePath = value();
+    else if (name == "--trace-step") {
+      options.traceStep = parseCount(name, value());
+      if (options.traceStep < 1)
+        fail("--trace-step: steps count from 1, got ", options.traceStep);
+    }
     else if (name == "--transport") {
       options.transport = value();
       if (options.transport != "mpi" && options.transport != "socket")
@@ -86,6 +93,13 @@ Options parseOptions(int argc, char **argv) {
     fail("--data and --synthetic exclude each other");
   if (!options.dumpGradsPath.empty() && options.steps < 1)
     fail("--dump-grads needs at least one step");
+  if (options.traceStep && options.tracePath.empty())
+    fail("--trace-step needs --trace FILE");
+  if (!options.tracePath.empty() && options.steps < 1)
+    fail("--trace needs at least one step");
+  if (options.traceStep > options.steps)
+    fail("--trace-step ", options.traceStep, ": the run has only ",
+         options.steps, " step", options.steps == 1 ? "" : "s");
   return options;
 }
 
@@ -113,6 +127,10 @@ std::string usageText(const char *programName) {
          "  --timers           print per-rank timer totals at exit\n"
          "  --memory           print per-rank arena size and measured peak "
          "memory at exit\n"
+         "  --trace FILE       write the measured timeline of the last step "
+         "(Chrome/Perfetto\n"
+         "                     JSON, one thread per rank)\n"
+         "  --trace-step N     trace step N (1-based) instead of the last\n"
          "  --transport mpi|socket\n"
          "                     how the ranks talk (default: socket when "
          "out/launch started\n"

@@ -32,6 +32,14 @@
 // CHECK: %[[FROM:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK: %[[TAG0:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK: llvm.call @pipecc_rt_recv(%arg0, %[[A4]], %[[MB0]], %[[FROM]], %[[TAG0]])
+// Every compute action lies between pipecc_rt_trace_begin(kind, virtual
+// stage, chunk, micro-batch) and pipecc_rt_trace_end (--trace): F of stage 1,
+// chunk 0, micro-batch 0.
+// CHECK: %[[KIND_F:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT: %[[STAGE1:.*]] = llvm.mlir.constant(1 : i64) : i64
+// CHECK-NEXT: %[[CHUNK0:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK-NEXT: %[[TMB0:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK-NEXT: llvm.call @pipecc_rt_trace_begin(%arg0, %[[KIND_F]], %[[STAGE1]], %[[CHUNK0]], %[[TMB0]]) : (!llvm.ptr, i32, i64, i64, i64) -> ()
 // Data loads at the forward, then the class-id check (3 classes, no
 // ignored label).
 // CHECK: llvm.call @pipecc_rt_load_microbatch(
@@ -42,6 +50,7 @@
 // loaded by the host code.
 // CHECK: llvm.call @stage1_forward(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[LOSS:[^)]*]]) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
 // CHECK-NEXT: llvm.call @pipecc_rt_report_loss_at(%arg0, %{{.*}}, %[[LOSS]])
+// CHECK-NEXT: llvm.call @pipecc_rt_trace_end(%arg0)
 // CHECK: llvm.call @stage1_backward_input(
 // CHECK: %[[G12:.*]] = llvm.mlir.constant(8 : i64) : i64
 // CHECK: %[[TO:.*]] = llvm.mlir.constant(0 : i32) : i32
@@ -50,16 +59,17 @@
 // CHECK: llvm.call @stage1_backward_weight(
 // CHECK-NEXT: %[[GRAD:.*]] = llvm.mlir.constant(2 : i64) : i64
 // CHECK-NEXT: llvm.call @pipecc_rt_accumulate_gradient(%arg0, %[[GRAD]],
+// CHECK-NEXT: llvm.call @pipecc_rt_trace_end(%arg0)
 // CHECK-NOT: llvm.load
 // CHECK: llvm.return
 
 // CHECK: llvm.mlir.global internal constant @pipecc_target("cpu\00")
 // Ten descriptors {name, role, dtype, per_microbatch, num_dims, shape, bytes,
-// parameter_id, num_classes, slots, offset} (ABI version 3).
+// parameter_id, num_classes, slots, offset} (ABI version 4).
 // CHECK: llvm.mlir.global internal constant @pipecc_buffers() {{.*}} : !llvm.array<10 x struct<(ptr, i32, i32, i32, i32, ptr, i64, i64, i64, i64, i64)>>
 // CHECK-LABEL: llvm.mlir.global internal constant @pipecc_program()
 // CHECK-SAME: !llvm.struct<(i32, i32, i32, i32, i64, f32, f32, i32, i64, ptr, ptr, i64, ptr)>
-// CHECK: %[[VERSION:.*]] = llvm.mlir.constant(3 : i32) : i32
+// CHECK: %[[VERSION:.*]] = llvm.mlir.constant(4 : i32) : i32
 // CHECK: llvm.insertvalue %[[VERSION]], %{{.*}}[0]
 // CHECK: llvm.mlir.addressof @pipecc_target
 // CHECK-LABEL: llvm.func @main(

@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <optional>
 #include <set>
 
 namespace pipecc {
@@ -388,6 +389,8 @@ void RankHostBuilder::declareRuntime() {
   declare("pipecc_rt_report_loss_count_at", voidType, {ptrType, i64, ptrType});
   declare("pipecc_rt_allreduce_sum_f32", voidType,
           {ptrType, ptrType, i64, ptrType, i32});
+  declare("pipecc_rt_trace_begin", voidType, {ptrType, i32, i64, i64, i64});
+  declare("pipecc_rt_trace_end", voidType, {ptrType});
   declare("pipecc_rt_main", i32, {i32, ptrType, ptrType});
 }
 
@@ -479,6 +482,38 @@ LogicalResult RankHostBuilder::emitAllReduce(OpBuilder &ob, Value context,
   return success();
 }
 
+/// A compute action as --trace records it (pipecc_rt_trace_begin's
+/// arguments).
+struct TracedCompute {
+  pipecc_rt_trace_kind kind;
+  int64_t virtualStage, chunk, microbatch;
+};
+
+/// The trace record of `action` on `rank`, or nothing for an action that is
+/// not compute (the runtime times messages, all-reduces and the optimizer
+/// itself).
+std::optional<TracedCompute> tracedCompute(Operation *action, int64_t rank) {
+  // One stage per rank: the virtual stage is the rank, its chunk 0.
+  auto traced = [&](pipecc_rt_trace_kind kind, int64_t microbatch) {
+    return std::optional<TracedCompute>(
+        TracedCompute{kind, rank, /*chunk=*/0, microbatch});
+  };
+  return llvm::TypeSwitch<Operation *, std::optional<TracedCompute>>(action)
+      .Case([&](pipeline::ForwardOp op) {
+        return traced(PIPECC_RT_TRACE_FORWARD, op.getMicrobatch());
+      })
+      .Case([&](pipeline::BackwardInputOp op) {
+        return traced(PIPECC_RT_TRACE_BACKWARD_INPUT, op.getMicrobatch());
+      })
+      .Case([&](pipeline::BackwardWeightOp op) {
+        return traced(PIPECC_RT_TRACE_BACKWARD_WEIGHT, op.getMicrobatch());
+      })
+      .Case([&](pipeline::BackwardOp op) {
+        return traced(PIPECC_RT_TRACE_BACKWARD, op.getMicrobatch());
+      })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
 LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
   b.setInsertionPointToEnd(module.getBody());
   auto step = b.create<LLVM::LLVMFuncOp>(
@@ -513,6 +548,13 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
     return success();
   };
   for (Operation &action : program.getBody().front()) {
+    std::optional<TracedCompute> traced =
+        tracedCompute(&action, settings.rank);
+    if (traced)
+      call(ob, "pipecc_rt_trace_begin",
+           {context, constI32(ob, traced->kind),
+            constI64(ob, traced->virtualStage), constI64(ob, traced->chunk),
+            constI64(ob, traced->microbatch)});
     LogicalResult result =
         llvm::TypeSwitch<Operation *, LogicalResult>(&action)
             .Case([&](pipeline::ForwardOp op) {
@@ -561,6 +603,8 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
             });
     if (failed(result))
       return failure();
+    if (traced)
+      call(ob, "pipecc_rt_trace_end", {context});
   }
   ob.create<LLVM::ReturnOp>(loc, ValueRange());
   return success();

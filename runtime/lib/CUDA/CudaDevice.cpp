@@ -112,6 +112,10 @@ public:
     cuda::checkCuda(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)),
                     "cudaStreamSynchronize");
   }
+  void finishQueuedWork() override {
+    cuda::checkCuda(cudaStreamSynchronize(cuda::computeStream()),
+                    "cudaStreamSynchronize (timing an action for --trace)");
+  }
   Event createEvent() override {
     cudaEvent_t event = nullptr;
     cuda::checkCuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming),

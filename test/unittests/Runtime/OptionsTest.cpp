@@ -90,4 +90,21 @@ TEST(Options, SubstitutesRank) {
   EXPECT_EQ(substituteRank("plain.st", 3), "plain.st");
 }
 
+TEST(Options, Trace) {
+  Options options = parse({"--steps", "3", "--trace", "t.json"});
+  EXPECT_EQ(options.tracePath, "t.json");
+  EXPECT_EQ(options.traceStep, 0); // the last step
+  options = parse({"--steps", "3", "--trace=t.json", "--trace-step", "2"});
+  EXPECT_EQ(options.traceStep, 2);
+  EXPECT_RUNTIME_ERROR(parse({"--trace-step", "1"}),
+                       "--trace-step needs --trace FILE");
+  EXPECT_RUNTIME_ERROR(parse({"--trace", "t", "--trace-step", "0"}),
+                       "--trace-step: steps count from 1");
+  EXPECT_RUNTIME_ERROR(
+      parse({"--steps", "2", "--trace", "t", "--trace-step", "3"}),
+      "--trace-step 3: the run has only 2 steps");
+  EXPECT_RUNTIME_ERROR(parse({"--steps", "0", "--trace", "t"}),
+                       "--trace needs at least one step");
+}
+
 } // namespace

@@ -11,6 +11,7 @@
 #include "pipecc/Runtime/NpyReader.h"
 #include "pipecc/Runtime/Options.h"
 #include "pipecc/Runtime/Runtime.h"
+#include "pipecc/Runtime/Trace.h"
 #include "pipecc/Runtime/Transport.h"
 
 #include <map>
@@ -70,6 +71,11 @@ struct pipecc_rt_context {
   /// PIPECC_RT_PROGRAM_COUNTED_MEAN_LOSS (exact integers in a double).
   double lossCount = 0;
   std::map<std::string, pipecc::rt::Timer> timers;
+  /// --trace: the record of the traced step.
+  std::unique_ptr<pipecc::rt::StepTrace> trace;
+  /// `trace` while the traced step runs, else null: the one test every
+  /// traced call makes.
+  pipecc::rt::StepTrace *recording = nullptr;
 
   /// "buffer 3 ('fc1.weight')", for error messages.
   std::string bufferLabel(int64_t id) const;

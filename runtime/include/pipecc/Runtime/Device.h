@@ -51,6 +51,11 @@ public:
   virtual void recordEvent(Event event, Stream stream) = 0;
   /// Makes later work on `stream` wait for `event`.
   virtual void waitEvent(Stream stream, Event event) = 0;
+  /// Waits until all work the rank's generated code queued is done (the
+  /// CUDA compute stream): --trace calls it at the edges of every compute
+  /// action so that host timestamps measure the action, not its launch.
+  /// The host device runs everything synchronously.
+  virtual void finishQueuedWork() {}
 
   /// Training-step arithmetic on f32 buffers in device memory. The defaults
   /// stage through host memory with the copy functions (right for any

@@ -23,6 +23,10 @@ struct Options {
   bool timers = false;
   /// Print the arena size beside the measured peak memory at exit.
   bool memory = false;
+  /// --trace FILE: the measured timeline of step `traceStep` (1-based; 0:
+  /// the last step) goes to FILE.
+  std::string tracePath;
+  int64_t traceStep = 0;
   /// "mpi", "socket" or empty (see chooseTransport in Transport.h).
   std::string transport;
   bool help = false;

@@ -32,9 +32,10 @@ extern "C" {
 /* Bumped whenever pipecc_rt_rank_program or pipecc_rt_buffer_desc change
  * layout, or a function the generated code calls changes its signature
  * (2: micro-batch argument of pipecc_rt_report_loss; 3: slots and offset of
- * a buffer, arena_bytes and target of a program); pipecc_rt_main refuses a
- * program built for another version. */
-#define PIPECC_RT_ABI_VERSION 3
+ * a buffer, arena_bytes and target of a program; 4: the step calls
+ * pipecc_rt_trace_begin / pipecc_rt_trace_end around its compute actions);
+ * pipecc_rt_main refuses a program built for another version. */
+#define PIPECC_RT_ABI_VERSION 4
 
 /*===----------------------------------------------------------------------===*
  * The program description the compiler emits for each rank
@@ -207,6 +208,11 @@ typedef struct pipecc_rt_rank_program {
  *                      outputs through Files.h's writeFileAtomically; a
  *                      non-finite parameter is an error, nothing saved)
  *   --timers           at exit, rank 0 prints every rank's timer totals
+ *   --trace FILE       rank 0 writes the measured timeline of the last
+ *                      step (or of --trace-step N, 1-based) as a Chrome /
+ *                      Perfetto trace (pipecc/Runtime/Trace.h): every
+ *                      rank's compute actions, messages, waits, all-reduces
+ *                      and optimizer, from a barrier before the step
  *   --memory           at exit, rank 0 prints per rank the arena size and
  *                      the measured peak (host: peak resident set):
  *                      "memory rank <r>: arena <n> bytes (<planned|runtime
@@ -370,6 +376,24 @@ float pipecc_rt_learning_rate(pipecc_rt_context *ctx);
  * nest. */
 void pipecc_rt_timer_begin(pipecc_rt_context *ctx, const char *label);
 void pipecc_rt_timer_end(pipecc_rt_context *ctx, const char *label);
+
+/* What a traced compute action is (--trace): the values are fixed. */
+typedef enum pipecc_rt_trace_kind {
+  PIPECC_RT_TRACE_FORWARD = 0,         /* "F" */
+  PIPECC_RT_TRACE_BACKWARD_INPUT = 1,  /* "B" */
+  PIPECC_RT_TRACE_BACKWARD_WEIGHT = 2, /* "W" */
+  PIPECC_RT_TRACE_BACKWARD = 3         /* "BW": B and W in one action */
+} pipecc_rt_trace_kind;
+
+/* The step calls these around each compute action of its program (one
+ * begin, the action's calls, one end; they do not nest). `virtual_stage` is
+ * the model-order stage whose function runs, `chunk` its position among the
+ * rank's stages. They record the action's start and end when the running
+ * step is the one --trace records, and return at once otherwise. */
+void pipecc_rt_trace_begin(pipecc_rt_context *ctx, int32_t kind,
+                           int64_t virtual_stage, int64_t chunk,
+                           int64_t microbatch);
+void pipecc_rt_trace_end(pipecc_rt_context *ctx);
 
 /* Ends the job with "pipecc-runtime: error: rank <r>: <message>", exit 1. */
 void pipecc_rt_abort(pipecc_rt_context *ctx, const char *message);
