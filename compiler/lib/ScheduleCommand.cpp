@@ -15,6 +15,7 @@
 #include "pipecc/Runtime/Numbers.h"
 #include "pipecc/Scheduling/Communication.h"
 #include "pipecc/Scheduling/Generators.h"
+#include "pipecc/Scheduling/Search.h"
 #include "pipecc/Scheduling/Simulator.h"
 #include "pipecc/Support/Escape.h"
 #include "pipecc/Timeline/Timeline.h"
@@ -46,66 +47,44 @@ struct PlacedProblem {
   std::string placement; // "linear", "interleaved", "v"
 };
 
-/// The placement the schedule uses for `chunks` per rank. Contract 1:
-/// lookupGenerator(name)->placementFor(chunks) and
-/// ScheduleProblem::withPlacement; until the generators state it, the
-/// V-shaped schedules take the V and every other one the interleaving.
-sched::Result<PlacedProblem> placedProblem(const sched::ScheduleGenerator &,
-                                           llvm::StringRef name, int ranks,
-                                           int chunks, int microbatches,
-                                           bool split) {
-  if (chunks == 1)
-    return PlacedProblem{
-        sched::ScheduleProblem::linear(ranks, microbatches, split), "linear"};
-  if (name == "zb-v") {
-    if (chunks != 2)
-      return sched::Diagnostic{"zb-v places two chunks per rank in a V; "
-                               "--chunks " +
-                               std::to_string(chunks) + " is not 2"};
-    return PlacedProblem{
-        sched::ScheduleProblem::vShape(ranks, microbatches, split), "v"};
-  }
-  return PlacedProblem{sched::ScheduleProblem::interleaved(
-                           ranks, chunks, microbatches, split),
-                       "interleaved"};
-}
-
-/// Whether the schedule needs B and W apart. Contract 1:
-/// ScheduleGenerator::needsSplitBackward(); until then, the zero-bubble
-/// family by name, as pipecc-schedule decides it.
-bool needsSplitBackward(const sched::ScheduleGenerator &generator) {
-  return llvm::StringRef(generator.name()).starts_with("zb-");
+/// The placement the schedule uses for `chunks` per rank, as the generator
+/// states it (placementFor), refused with the generator's reason.
+sched::Result<PlacedProblem>
+placedProblem(const sched::ScheduleGenerator &generator, int ranks, int chunks,
+              int microbatches, bool split) {
+  sched::Result<sched::PlacementKind> kind = generator.placementFor(chunks);
+  if (!kind)
+    return sched::Diagnostic{kind.message()};
+  return PlacedProblem{sched::ScheduleProblem::withPlacement(
+                           *kind, ranks, chunks, microbatches, split),
+                       sched::placementName(*kind)};
 }
 
 /// The schedule, under the memory limit where the generator searches
-/// (`auto`). Contract 1 gives `auto` the limit; fixed schedules ignore it and
-/// are checked against it after the simulation.
+/// (`auto`, priced with the same timing and sizes); fixed schedules ignore
+/// the limit and are checked against it after the simulation.
 sched::Result<sched::Schedule>
 generateUnderLimit(llvm::StringRef name, const sched::ScheduleProblem &problem,
-                   std::optional<double> memoryLimit) {
-  (void)memoryLimit;
-  return sched::generateSchedule(name.str(), problem);
-}
-
-/// Seconds per message crossing each boundary. Contract 4:
-/// TimingModel::boundarySeconds; until the simulator has it, one time for
-/// every boundary is the link latency, and different times ride on the
-/// message sizes over a link of 1 byte per nanosecond.
-void applyMessageSeconds(const std::vector<double> &perBoundary,
-                         sched::TimingModel &timing,
-                         sched::TensorSizes &sizes) {
-  if (std::all_of(perBoundary.begin(), perBoundary.end(),
-                  [&](double s) { return s == perBoundary.front(); })) {
-    timing.latencySeconds = perBoundary.empty() ? 0 : perBoundary.front();
-    return;
-  }
-  constexpr double kBytesPerSecond = 1e9;
-  timing.bandwidthBytesPerSecond = kBytesPerSecond;
-  for (double seconds : perBoundary) {
-    int64_t bytes = static_cast<int64_t>(std::llround(seconds * kBytesPerSecond));
-    sizes.activationBytes.push_back(bytes);
-    sizes.gradientBytes.push_back(bytes);
-  }
+                   std::optional<double> memoryLimit,
+                   const sched::TimingModel &timing,
+                   const sched::TensorSizes &sizes) {
+  if (name != "auto")
+    return sched::generateSchedule(name.str(), problem);
+  sched::ScheduleSearchOptions search;
+  if (memoryLimit)
+    search.memoryLimitMicrobatches = *memoryLimit;
+  search.timing = timing;
+  search.sizes = sizes;
+  std::unique_ptr<sched::ScheduleGenerator> generator =
+      sched::createAutoGenerator(search);
+  if (sched::Status accepted = generator->accepts(problem); !accepted)
+    return accepted;
+  sched::Result<sched::Schedule> schedule = generator->generate(problem);
+  if (!schedule)
+    return schedule;
+  if (sched::Status verified = schedule->verify(problem); !verified)
+    return verified;
+  return schedule;
 }
 
 /// Per rank, the peak activations in micro-batches (Contract 4's
@@ -223,9 +202,9 @@ int pipecc::runScheduleCommand(const ScheduleCommandOptions &options,
   int ranks = static_cast<int>(options.ranks);
   int chunks = static_cast<int>(options.chunks);
   int microbatches = static_cast<int>(options.microbatches);
-  bool split = options.splitBackward || needsSplitBackward(*generator);
-  sched::Result<PlacedProblem> placed = placedProblem(
-      *generator, options.schedule, ranks, chunks, microbatches, split);
+  bool split = options.splitBackward || generator->splitsBackwardByDefault();
+  sched::Result<PlacedProblem> placed =
+      placedProblem(*generator, ranks, chunks, microbatches, split);
   if (!placed)
     return fail(options.schedule + ": " + placed.message());
   sched::ScheduleProblem &problem = placed->problem;
@@ -262,10 +241,11 @@ int pipecc::runScheduleCommand(const ScheduleCommandOptions &options,
   sched::TimingModel timing;
   sched::TensorSizes sizes;
   if (virtualStages > 1)
-    applyMessageSeconds(*messages, timing, sizes);
+    timing.boundarySeconds = *messages;
 
   sched::Result<sched::Schedule> schedule =
-      generateUnderLimit(options.schedule, problem, options.memoryLimit);
+      generateUnderLimit(options.schedule, problem, options.memoryLimit,
+                         timing, sizes);
   if (!schedule)
     return fail(options.schedule + " refuses P=" + llvm::Twine(ranks) +
                 " v=" + llvm::Twine(chunks) + " M=" +

@@ -477,6 +477,8 @@ public:
 
   std::string name() const override { return "auto"; }
 
+  /// A split backward only widens the search: a W may still follow its B.
+  bool splitsBackwardByDefault() const override { return true; }
   Result<PlacementKind> placementFor(int chunks) const override {
     if (chunks == 1)
       return PlacementKind::Linear;

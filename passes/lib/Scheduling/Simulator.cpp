@@ -147,7 +147,10 @@ void summarise(const ScheduleProblem &problem,
       memory.gradientBytes += stage.gradientBytes;
       unitBytes += stage.activationBytes;
     }
-    int64_t activations = 0, stashes = 0, peakLive = 0;
+    // `held`: activation bytes of micro-batches whose backward is not
+    // complete (F until W): the unit of memory limits, as in the search.
+    int64_t activations = 0, stashes = 0, peakLive = 0, held = 0,
+            peakHeld = 0;
     for (const ComputeAction &action : computes[rank]) {
       size_t slot = size_t(action.stage) * problem.chunks + action.chunk;
       const StageMemory &stage = problem.memoryOf(virtualStageOf[slot]);
@@ -156,6 +159,7 @@ void summarise(const ScheduleProblem &problem,
         ++untilB[slot];
         ++untilW[slot];
         activations += stage.activationBytes;
+        held += stage.activationBytes;
         break;
       case ComputeKind::BackwardInput:
         --untilB[slot];
@@ -165,13 +169,16 @@ void summarise(const ScheduleProblem &problem,
       case ComputeKind::BackwardWeight:
         --untilW[slot];
         stashes -= stage.stashBytes;
+        held -= stage.activationBytes;
         break;
       case ComputeKind::Backward:
         --untilB[slot];
         --untilW[slot];
         activations -= stage.activationBytes;
+        held -= stage.activationBytes;
         break;
       }
+      peakHeld = std::max(peakHeld, held);
       result.peakLiveMicrobatches[slot] =
           std::max(result.peakLiveMicrobatches[slot], untilB[slot]);
       result.peakLiveUntilWeightGradient[slot] =
@@ -183,7 +190,7 @@ void summarise(const ScheduleProblem &problem,
     }
     memory.peakBytes = memory.parameterBytes + memory.gradientBytes + peakLive;
     memory.peakActivationMicrobatches =
-        unitBytes > 0 ? double(memory.peakActivationBytes) / unitBytes : 0;
+        unitBytes > 0 ? double(peakHeld) / unitBytes : 0;
   }
 }
 

@@ -150,26 +150,12 @@ std::vector<double> pipecc::timeline::peakActivationMicrobatches(
     const sched::ScheduleProblem &problem,
     const std::vector<sched::Program> &programs,
     const sched::SimulationResult &simulation) {
-  (void)simulation;
-  // Until the simulator reports memory per rank (SimulationResult::memory,
-  // RankMemory::peakActivationMicrobatches), counted here along each
-  // rank's program, which is its order in time: an F holds a micro-batch's
-  // activations of its virtual stage until the B (or fused backward)
-  // consumes them; a unit is one micro-batch through all the rank's chunks.
+  (void)problem;
+  (void)programs;
+  // The simulator's count (micro-batches held from F until W, through all
+  // the rank's chunks), so that the timeline and the memory limit agree.
   std::vector<double> peaks;
-  for (const sched::Program &program : programs) {
-    int live = 0, peak = 0;
-    for (const sched::ProgramAction &action : program) {
-      if (action.kind != sched::ProgramActionKind::Compute)
-        continue;
-      if (action.compute.kind == sched::ComputeKind::Forward)
-        ++live;
-      else if (action.compute.kind == sched::ComputeKind::BackwardInput ||
-               action.compute.kind == sched::ComputeKind::Backward)
-        --live;
-      peak = std::max(peak, live);
-    }
-    peaks.push_back(double(peak) / std::max(1, problem.chunks));
-  }
+  for (const sched::RankMemory &memory : simulation.memory)
+    peaks.push_back(memory.peakActivationMicrobatches);
   return peaks;
 }

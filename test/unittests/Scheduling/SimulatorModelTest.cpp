@@ -398,7 +398,7 @@ TEST(SimulatorModel, KeepsTheStashFromBUntilW) {
 
 // ZB-H1 defers W to fill bubbles: its stash peaks above 1F1B's (whose W
 // follows its B at once), at the most B-without-W on the rank, while its
-// activations stay at 1F1B's P - r.
+// peak of held micro-batches stays at 1F1B's P.
 TEST(SimulatorModel, ZeroBubbleH1KeepsStashesForDeferredW) {
   const int stages = 4, microbatches = 8;
   ScheduleProblem problem = ScheduleProblem::linear(stages, microbatches, true);
@@ -423,11 +423,13 @@ TEST(SimulatorModel, ZeroBubbleH1KeepsStashesForDeferredW) {
     anyDeferred = anyDeferred || mostPending > 1;
     EXPECT_EQ(zbRun.memory[rank].peakStashBytes, mostPending * 24);
     EXPECT_EQ(oneFOneBRun.memory[rank].peakStashBytes, 24);
-    EXPECT_DOUBLE_EQ(zbRun.memory[rank].peakActivationMicrobatches,
-                     oneFOneBRun.memory[rank].peakActivationMicrobatches);
     EXPECT_DOUBLE_EQ(oneFOneBRun.memory[rank].peakActivationMicrobatches,
                      stages - rank);
+    // A micro-batch is held until its W: rank r defers W's, but never
+    // beyond the P micro-batches of 1F1B's rank 0.
+    EXPECT_LE(zbRun.memory[rank].peakActivationMicrobatches, stages);
   }
+  EXPECT_DOUBLE_EQ(zbRun.memory[0].peakActivationMicrobatches, stages);
   EXPECT_TRUE(anyDeferred);
 }
 

@@ -53,6 +53,10 @@ public:
   virtual Status accepts(const ScheduleProblem &problem) const;
   /// Whether the generator needs the backward split into B and W.
   virtual bool needsSplitBackward() const { return false; }
+  /// The split to use when the user leaves it to the schedule: the needed
+  /// one, or a split the generator can exploit though it does not need it
+  /// (`auto` may place W's apart from their B's, or right after them).
+  virtual bool splitsBackwardByDefault() const { return needsSplitBackward(); }
   /// A schedule for an accepted problem, or why this generator cannot make
   /// one (generateSchedule checks accepts() first).
   virtual Result<Schedule> generate(const ScheduleProblem &problem) const = 0;

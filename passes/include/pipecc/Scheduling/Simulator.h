@@ -46,8 +46,11 @@ struct RankMemory {
   int64_t parameterBytes = 0;
   int64_t gradientBytes = 0;
   int64_t peakStashBytes = 0;
-  /// peakActivationBytes in units of one micro-batch's activations through
-  /// all of the rank's virtual stages: 1F1B's rank 0 holds P, GPipe's M.
+  /// The most micro-batches whose backward is not complete (from F until W,
+  /// which still reads the activations; until the fused backward otherwise),
+  /// in units of one micro-batch's activations through all of the rank's
+  /// virtual stages: 1F1B's rank 0 holds P, GPipe's M. The unit of memory
+  /// limits (the schedule search's too).
   double peakActivationMicrobatches = 0;
 };
 
