@@ -16,6 +16,10 @@ namespace {
 class GPipeGenerator : public ScheduleGenerator {
 public:
   std::string name() const override { return "gpipe"; }
+  // Any placement: interleaved when there are several chunks.
+  Result<PlacementKind> placementFor(int chunks) const override {
+    return chunks == 1 ? PlacementKind::Linear : PlacementKind::Interleaved;
+  }
 
   Result<Schedule> generate(const ScheduleProblem &problem) const override {
     if (Status status = problem.check(); !status)

@@ -21,6 +21,17 @@ std::vector<std::unique_ptr<ScheduleGenerator>> &registry() {
 }
 } // namespace
 
+Result<PlacementKind> ScheduleGenerator::placementFor(int chunks) const {
+  if (chunks == 1)
+    return PlacementKind::Linear;
+  return Diagnostic{"'" + name() + "' needs one chunk per rank, got " +
+                    std::to_string(chunks)};
+}
+
+Status ScheduleGenerator::accepts(const ScheduleProblem &) const {
+  return Status::success();
+}
+
 const ScheduleGenerator *
 pipecc::scheduling::lookupGenerator(std::string_view name) {
   for (const std::unique_ptr<ScheduleGenerator> &generator : registry())

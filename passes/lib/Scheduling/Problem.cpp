@@ -28,6 +28,18 @@ std::string pipecc::scheduling::describe(const ComputeAction &action) {
   return out.str();
 }
 
+const char *pipecc::scheduling::placementName(PlacementKind kind) {
+  switch (kind) {
+  case PlacementKind::Linear:
+    return "linear";
+  case PlacementKind::Interleaved:
+    return "interleaved";
+  case PlacementKind::VShape:
+    return "v";
+  }
+  return "?";
+}
+
 int ScheduleProblem::virtualStageOf(int stage, int chunk) const {
   for (size_t q = 0; q < placement.size(); ++q)
     if (placement[q].first == stage && placement[q].second == chunk)
@@ -137,6 +149,20 @@ ScheduleProblem ScheduleProblem::vShape(int stages, int microbatches,
   for (int s = stages - 1; s >= 0; --s)
     problem.placement.push_back({s, 1});
   return problem;
+}
+
+ScheduleProblem ScheduleProblem::withPlacement(PlacementKind kind, int ranks,
+                                               int chunks, int microbatches,
+                                               bool splitBackward) {
+  switch (kind) {
+  case PlacementKind::Linear:
+    return linear(ranks, microbatches, splitBackward);
+  case PlacementKind::Interleaved:
+    return interleaved(ranks, chunks, microbatches, splitBackward);
+  case PlacementKind::VShape:
+    return vShape(ranks, microbatches, splitBackward);
+  }
+  return linear(ranks, microbatches, splitBackward);
 }
 
 bool pipecc::scheduling::dependencyOf(const ScheduleProblem &problem,

@@ -21,6 +21,7 @@
 using namespace pipecc::scheduling;
 
 namespace {
+using Blame = std::vector<std::pair<ActionRef, std::string>>;
 using MessageKey = std::pair<std::string, int>; // tensor, micro-batch
 
 std::string describeKey(const MessageKey &key) {
@@ -34,7 +35,7 @@ bool isMessage(const ProgramAction &action) {
 
 Status checkActions(const ScheduleProblem &problem,
                     const std::vector<Program> &programs,
-                    const detail::ActionIndex &index) {
+                    const detail::ActionIndex &index, Blame &blame) {
   std::ostringstream error;
   if (int(programs.size()) != problem.stages) {
     error << "expected " << problem.stages << " programs, got "
@@ -48,6 +49,7 @@ Status checkActions(const ScheduleProblem &problem,
           (!index.inRange(action.compute) || action.compute.stage != rank)) {
         error << "rank " << rank << " action " << i << ": "
               << describe(action.compute) << " does not belong on this rank";
+        blame.push_back({{rank, int(i)}, "here"});
         return Status::failure(error.str());
       }
       if (isMessage(action) &&
@@ -55,6 +57,7 @@ Status checkActions(const ScheduleProblem &problem,
            action.peer == rank)) {
         error << "rank " << rank << " action " << i << ": " << describe(action)
               << " names an invalid peer";
+        blame.push_back({{rank, int(i)}, "here"});
         return Status::failure(error.str());
       }
     }
@@ -63,7 +66,8 @@ Status checkActions(const ScheduleProblem &problem,
 }
 
 /// Sends from `from` to `to` against `to`'s receives from `from`, in order.
-Status checkPairing(const std::vector<Program> &programs, int from, int to) {
+Status checkPairing(const std::vector<Program> &programs, int from, int to,
+                    Blame &blame) {
   std::vector<std::pair<MessageKey, size_t>> sends, recvs;
   for (size_t i = 0; i < programs[from].size(); ++i) {
     const ProgramAction &action = programs[from][i];
@@ -87,6 +91,7 @@ Status checkPairing(const std::vector<Program> &programs, int from, int to) {
       error << "rank " << from << " sends " << describeKey(key) << " to rank "
             << to << " (action " << at << ") but rank " << to
             << " has no matching receive from rank " << from;
+      blame.push_back({{from, int(at)}, "unmatched send"});
       return Status::failure(error.str());
     }
     received.erase(match);
@@ -97,6 +102,7 @@ Status checkPairing(const std::vector<Program> &programs, int from, int to) {
       error << "rank " << to << " receives " << describeKey(key)
             << " from rank " << from << " (action " << at << ") but rank "
             << from << " never sends it to rank " << to;
+      blame.push_back({{to, int(at)}, "unmatched receive"});
       return Status::failure(error.str());
     }
     sent.erase(match);
@@ -109,6 +115,8 @@ Status checkPairing(const std::vector<Program> &programs, int from, int to) {
             << sends[k].second << ") but rank " << to << " expects "
             << describeKey(recvs[k].first) << " (action " << recvs[k].second
             << ")";
+      blame.push_back({{to, int(recvs[k].second)}, "received here"});
+      blame.push_back({{from, int(sends[k].second)}, "sent here"});
       return Status::failure(error.str());
     }
   }
@@ -118,8 +126,9 @@ Status checkPairing(const std::vector<Program> &programs, int from, int to) {
 class Simulation {
 public:
   Simulation(const ScheduleProblem &problem, const std::vector<Program> &programs,
-             const TimingModel &timing)
-      : problem(problem), programs(programs), timing(timing), index(problem),
+             const TimingModel &timing, Blame &blame)
+      : problem(problem), programs(programs), timing(timing), blame(blame),
+        index(problem),
         computed(index.size(), 0), next(problem.stages, 0),
         clock(problem.stages, 0), received(problem.stages) {
     result.busySeconds.assign(problem.stages, 0);
@@ -170,6 +179,8 @@ private:
                 << peer << ": rank " << rank << " action " << at << " is '"
                 << describe(action) << "' but rank " << peer << " action "
                 << next[peer] << " is '" << describe(facing) << "'";
+          blame.push_back({{rank, int(at)}, "here"});
+          blame.push_back({{peer, int(next[peer])}, "facing this"});
           return Diagnostic{error.str()};
         }
         const ProgramAction &recv =
@@ -188,8 +199,10 @@ private:
       }
       double duration = 0;
       if (action.kind == ProgramActionKind::Compute) {
-        if (Status status = checkInput(rank, at); !status)
+        if (Status status = checkInput(rank, at); !status) {
+          blame.push_back({{rank, int(at)}, "here"});
           return Diagnostic{status.message()};
+        }
         computed[index(action.compute)] = 1;
         duration = problem.duration(action.compute);
       } else if (action.kind == ProgramActionKind::OptimizerStep) {
@@ -229,13 +242,16 @@ private:
     return Status::failure(error.str());
   }
 
-  Status reportDeadlock() const {
+  Status reportDeadlock() {
     std::ostringstream error;
     bool any = false;
     for (int rank = 0; rank < problem.stages; ++rank) {
       if (done(rank))
         continue;
       const ProgramAction &action = programs[rank][next[rank]];
+      blame.push_back({{rank, int(next[rank])}, "rank " +
+                                                    std::to_string(rank) +
+                                                    " waits here"});
       error << (any ? "; " : "deadlock: ") << "rank " << rank
             << " is blocked at action " << next[rank] << " ("
             << describe(action) << ")";
@@ -299,6 +315,7 @@ private:
   const ScheduleProblem &problem;
   const std::vector<Program> &programs;
   const TimingModel &timing;
+  Blame &blame;
   detail::ActionIndex index;
   std::vector<char> computed;
   std::vector<size_t> next;
@@ -311,16 +328,27 @@ private:
 Result<SimulationResult>
 pipecc::scheduling::simulate(const ScheduleProblem &problem,
                              const std::vector<Program> &programs,
-                             const TimingModel &timing) {
+                             const TimingModel &timing,
+                             SimulationFailure *failure) {
+  Blame blame;
+  auto fail = [&](const std::string &message) -> Result<SimulationResult> {
+    if (failure)
+      *failure = SimulationFailure{message, std::move(blame)};
+    return Diagnostic{message};
+  };
   if (Status status = problem.check(); !status)
-    return status;
+    return fail(status.message());
   detail::ActionIndex index(problem);
-  if (Status status = checkActions(problem, programs, index); !status)
-    return status;
+  if (Status status = checkActions(problem, programs, index, blame); !status)
+    return fail(status.message());
   for (int from = 0; from < problem.stages; ++from)
     for (int to = 0; to < problem.stages; ++to)
       if (from != to)
-        if (Status status = checkPairing(programs, from, to); !status)
-          return status;
-  return Simulation(problem, programs, timing).run();
+        if (Status status = checkPairing(programs, from, to, blame); !status)
+          return fail(status.message());
+  Result<SimulationResult> result =
+      Simulation(problem, programs, timing, blame).run();
+  if (!result)
+    return fail(result.message());
+  return result;
 }

@@ -26,6 +26,15 @@ public:
   virtual std::string name() const = 0;
   /// A schedule for `problem`, or why this generator cannot make one.
   virtual Result<Schedule> generate(const ScheduleProblem &problem) const = 0;
+  /// The placement this generator schedules for `chunks` v per rank, or a
+  /// failure saying why it cannot use v (e.g. "1f1b needs one chunk per
+  /// rank"). By default: linear for one chunk, nothing else.
+  virtual Result<PlacementKind> placementFor(int chunks) const;
+  /// Up-front check of a problem against what the generator needs; the
+  /// message states the need. By default: everything.
+  virtual Status accepts(const ScheduleProblem &problem) const;
+  /// Whether the generator needs the backward split into B and W.
+  virtual bool needsSplitBackward() const { return false; }
 };
 
 /// All of F, then all of B (B then W for each micro-batch when split). Any

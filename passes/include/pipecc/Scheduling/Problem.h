@@ -56,6 +56,11 @@ struct ChunkDurations {
   double backwardWeight = 1;
 };
 
+/// How virtual stages are placed on ranks (issue 9, contract 1).
+enum class PlacementKind { Linear, Interleaved, VShape };
+/// "linear", "interleaved", "v".
+const char *placementName(PlacementKind kind);
+
 struct ScheduleProblem {
   int stages = 1; // P ranks; rank r runs stage r
   int chunks = 1; // v model chunks per stage
@@ -87,6 +92,11 @@ struct ScheduleProblem {
   /// Two chunks: chunk 0 runs ranks 0..P-1, chunk 1 comes back P-1..0.
   static ScheduleProblem vShape(int stages, int microbatches,
                                 bool splitBackward = false);
+  /// linear / interleaved / vShape by kind (v must be 1 for Linear, 2 for
+  /// VShape).
+  static ScheduleProblem withPlacement(PlacementKind kind, int ranks,
+                                       int chunks, int microbatches,
+                                       bool splitBackward);
 };
 
 /// The per-rank order of compute actions.

@@ -37,13 +37,29 @@ struct SimulationResult {
   std::vector<int> peakLiveUntilWeightGradient;
 };
 
+/// An action of a program: programs[rank][index].
+struct ActionRef {
+  int rank = -1;
+  int index = -1;
+};
+
+/// Why simulate() failed, with the actions to blame, each with a short
+/// note ("waits here", "sent here"), so callers can point at their own
+/// representation of the actions.
+struct SimulationFailure {
+  std::string message;
+  std::vector<std::pair<ActionRef, std::string>> blamed;
+};
+
 /// The timeline of `programs`, or a diagnostic naming the ranks involved: a
 /// deadlock (each blocked rank, its action and what it waits for), a send or
 /// receive without a counterpart, messages between two ranks matched out of
-/// order, or a compute that runs before its input arrives.
+/// order, or a compute that runs before its input arrives. On failure,
+/// `failure` (when given) receives the message and the blamed actions.
 Result<SimulationResult> simulate(const ScheduleProblem &problem,
                                   const std::vector<Program> &programs,
-                                  const TimingModel &timing = {});
+                                  const TimingModel &timing = {},
+                                  SimulationFailure *failure = nullptr);
 
 } // namespace pipecc::scheduling
 
