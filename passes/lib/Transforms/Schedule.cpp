@@ -118,7 +118,14 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
         return module.emitError("cannot schedule ")
                << table.chunks << " chunks per rank with '" << scheduleName
                << "': " << wanted.message();
-      if (*wanted != table.placement)
+      // With one chunk, every placement is the linear one.
+      auto ranksOf = [&](sched::PlacementKind kind) {
+        return sched::ScheduleProblem::withPlacement(
+                   kind, static_cast<int>(table.ranks),
+                   static_cast<int>(table.chunks), 1, false)
+            .placement;
+      };
+      if (ranksOf(*wanted) != ranksOf(table.placement))
         return module.emitError("'")
                << scheduleName << "' schedules the "
                << sched::placementName(*wanted)
