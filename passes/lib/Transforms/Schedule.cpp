@@ -108,30 +108,17 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
                   "splits the backward into B and W";
     }
 
-    // The schedule must be able to use the partition's placement.
-    const sched::ScheduleGenerator *generator =
-        sched::lookupGenerator(scheduleName);
-    if (generator) {
+    // The schedule must be able to use v chunks per rank; whether it can
+    // order the partition's placement is the generator's call (GPipe takes
+    // any, interleaved 1F1B only its own) and its refusal says why.
+    if (const sched::ScheduleGenerator *generator =
+            sched::lookupGenerator(scheduleName)) {
       sched::Result<sched::PlacementKind> wanted =
           generator->placementFor(static_cast<int>(table.chunks));
       if (!wanted)
         return module.emitError("cannot schedule ")
                << table.chunks << " chunks per rank with '" << scheduleName
                << "': " << wanted.message();
-      // With one chunk, every placement is the linear one.
-      auto ranksOf = [&](sched::PlacementKind kind) {
-        return sched::ScheduleProblem::withPlacement(
-                   kind, static_cast<int>(table.ranks),
-                   static_cast<int>(table.chunks), 1, false)
-            .placement;
-      };
-      if (ranksOf(*wanted) != ranksOf(table.placement))
-        return module.emitError("'")
-               << scheduleName << "' schedules the "
-               << sched::placementName(*wanted)
-               << " placement, but the partition cut the virtual stages for "
-                  "the "
-               << sched::placementName(table.placement) << " placement";
     }
 
     sched::ScheduleProblem problem = sched::ScheduleProblem::withPlacement(
