@@ -121,10 +121,15 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
                << "': " << wanted.message();
     }
 
-    sched::ScheduleProblem problem = sched::ScheduleProblem::withPlacement(
-        table.placement, static_cast<int>(table.ranks),
-        static_cast<int>(table.chunks), static_cast<int>(microbatches),
-        *split);
+    // The table's placement, whichever it is.
+    sched::ScheduleProblem problem;
+    problem.stages = static_cast<int>(table.ranks);
+    problem.chunks = static_cast<int>(table.chunks);
+    problem.microbatches = static_cast<int>(microbatches);
+    problem.splitBackward = *split;
+    for (const VirtualStage &stage : table.stages)
+      problem.placement.push_back(
+          {static_cast<int>(stage.rank), static_cast<int>(stage.chunk)});
     sched::TimingModel timing;
     setCosts(problem, timing);
 
