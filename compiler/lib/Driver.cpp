@@ -12,6 +12,7 @@
 #include "pipecc/Passes/Passes.h"
 #include "pipecc/Passes/PipelineTimeline.h"
 #include "pipecc/Support/Escape.h"
+#include "pipecc/Scheduling/Generators.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -124,6 +125,7 @@ std::string precisionPipeline(const DriverOptions &options) {
 std::string schedulePipeline(const DriverOptions &options) {
   return "pipecc-schedule{schedule=" + options.schedule +
          " microbatches=" + std::to_string(options.microbatches) +
+         " chunks=" + std::to_string(options.chunks) +
          "},pipecc-verify-pipeline";
 }
 
@@ -226,6 +228,17 @@ int pipecc::runDriver(const DriverOptions &options,
     return fail("--lr must be a positive number");
   if (options.stages < 1)
     return fail("--stages must be at least 1");
+  if (options.chunks < 1)
+    return fail("--chunks must be at least 1");
+  // The schedule says up front whether it can use v chunks per rank.
+  if (const scheduling::ScheduleGenerator *generator =
+          scheduling::lookupGenerator(options.schedule)) {
+    scheduling::Result<scheduling::PlacementKind> placement =
+        generator->placementFor(static_cast<int>(options.chunks));
+    if (!placement)
+      return fail("--chunks " + Twine(options.chunks) + " with --schedule " +
+                  options.schedule + ": " + placement.message());
+  }
   if (options.inference) {
     if (options.stages != 1)
       return fail("--inference compiles for one rank; --stages " +
@@ -233,6 +246,9 @@ int pipecc::runDriver(const DriverOptions &options,
     if (options.microbatches != 1)
       return fail("--inference runs the whole batch at once; --microbatches " +
                   Twine(options.microbatches) + " is not supported");
+    if (options.chunks != 1)
+      return fail("--inference compiles one stage; --chunks " +
+                  Twine(options.chunks) + " is not supported");
     if (options.emit == Phase::Autodiff ||
         options.compileTo == Phase::Autodiff)
       return fail("--inference skips the autodiff phase; there is nothing "

@@ -15,9 +15,8 @@ module attributes {pipeline.rank = 0 : i64, pipeline.parameters = []} {
 
 module attributes {pipeline.rank = 3 : i64, pipeline.parameters = []} {
   // expected-error @+1 {{'pipeline.pipeline' op has no program for rank 3}}
-  pipeline.pipeline @train stages = 1 chunks = 1 microbatches = 1 schedule = "gpipe" {
+  pipeline.pipeline @train ranks = 1 chunks = 1 microbatches = 1 schedule = "gpipe" placement = [0] {
     pipeline.program rank 0 {
-      pipeline.forward stage 0 chunk 0 mb 0
     }
   }
 }
@@ -29,9 +28,9 @@ module attributes {pipeline.rank = 0 : i64, pipeline.parameters = []} {
   func.func @forward(%arg0: tensor<4xf32>) attributes {pipeline.stage_abi = {kind = "forward", args = [{pipeline.input = "x", type = tensor<4xf32>}], results = []}} {
     return
   }
-  pipeline.pipeline @train stages = 1 chunks = 1 microbatches = 1 schedule = "gpipe" {
+  pipeline.pipeline @train ranks = 1 chunks = 1 microbatches = 1 schedule = "gpipe" placement = [0] {
     pipeline.program rank 0 {
-      pipeline.forward stage 0 chunk 0 mb 0
+      pipeline.forward @forward stage 0 mb 0
     }
   }
 }
@@ -44,9 +43,9 @@ module attributes {pipeline.rank = 0 : i64, pipeline.parameters = []} {
   llvm.func @forward(%arg0: !llvm.ptr) attributes {pipeline.stage_abi = {kind = "forward", args = [{pipeline.input = "x", type = tensor<4xf32>}], results = [{pipeline.tensor = "y", type = tensor<4xf32>}]}} {
     llvm.return
   }
-  pipeline.pipeline @train stages = 1 chunks = 1 microbatches = 1 schedule = "gpipe" {
+  pipeline.pipeline @train ranks = 1 chunks = 1 microbatches = 1 schedule = "gpipe" placement = [0] {
     pipeline.program rank 0 {
-      pipeline.forward stage 0 chunk 0 mb 0
+      pipeline.forward @forward stage 0 mb 0
     }
   }
 }
@@ -58,9 +57,9 @@ module attributes {pipeline.rank = 0 : i64, pipeline.parameters = []} {
   llvm.func @forward(%arg0: !llvm.ptr) attributes {pipeline.stage_abi = {kind = "forward", args = [{pipeline.input = "x", type = tensor<4xf16>}], results = []}} {
     llvm.return
   }
-  pipeline.pipeline @train stages = 1 chunks = 1 microbatches = 1 schedule = "gpipe" {
+  pipeline.pipeline @train ranks = 1 chunks = 1 microbatches = 1 schedule = "gpipe" placement = [0] {
     pipeline.program rank 0 {
-      pipeline.forward stage 0 chunk 0 mb 0
+      pipeline.forward @forward stage 0 mb 0
     }
   }
 }
@@ -72,9 +71,9 @@ module attributes {pipeline.rank = 0 : i64, pipeline.parameters = []} {
   llvm.func @forward(%arg0: !llvm.ptr) attributes {pipeline.stage_abi = {kind = "forward", args = [{pipeline.input = "x"}], results = []}} {
     llvm.return
   }
-  pipeline.pipeline @train stages = 1 chunks = 1 microbatches = 1 schedule = "gpipe" {
+  pipeline.pipeline @train ranks = 1 chunks = 1 microbatches = 1 schedule = "gpipe" placement = [0] {
     pipeline.program rank 0 {
-      pipeline.forward stage 0 chunk 0 mb 0
+      pipeline.forward @forward stage 0 mb 0
     }
   }
 }
@@ -85,10 +84,14 @@ module attributes {pipeline.rank = 0 : i64, pipeline.parameters = []} {
   llvm.func @forward(%arg0: !llvm.ptr) attributes {pipeline.stage_abi = {kind = "forward", args = [{pipeline.input = "x", type = tensor<4xf32>}], results = []}} {
     llvm.return
   }
-  pipeline.pipeline @train stages = 1 chunks = 1 microbatches = 1 schedule = "gpipe" {
+  // Not a stage function of the rank: it has no stage ABI.
+  llvm.func @helper() {
+    llvm.return
+  }
+  pipeline.pipeline @train ranks = 1 chunks = 1 microbatches = 1 schedule = "gpipe" placement = [0] {
     pipeline.program rank 0 {
-      // expected-error @+1 {{rank has no 'backward_input' function}}
-      pipeline.backward_input stage 0 chunk 0 mb 0
+      // expected-error @+1 {{rank has no stage function @helper}}
+      pipeline.backward_input @helper stage 0 mb 0
     }
   }
 }
@@ -101,9 +104,9 @@ module attributes {pipeline.rank = 0 : i64, pipeline.parameters = [], pipeline.m
   llvm.func @forward(%arg0: !llvm.ptr, %arg1: !llvm.ptr) attributes {pipeline.stage_abi = {kind = "forward", args = [{pipeline.input = "x", type = tensor<4xf32>}], results = [{pipeline.tensor = "y", type = tensor<4xf32>}]}} {
     llvm.return
   }
-  pipeline.pipeline @train stages = 1 chunks = 1 microbatches = 1 schedule = "gpipe" {
+  pipeline.pipeline @train ranks = 1 chunks = 1 microbatches = 1 schedule = "gpipe" placement = [0] {
     pipeline.program rank 0 {
-      pipeline.forward stage 0 chunk 0 mb 0
+      pipeline.forward @forward stage 0 mb 0
     }
   }
 }
@@ -115,9 +118,9 @@ module attributes {pipeline.rank = 0 : i64, pipeline.parameters = [], pipeline.m
   llvm.func @forward(%arg0: !llvm.ptr, %arg1: !llvm.ptr) attributes {pipeline.stage_abi = {kind = "forward", args = [{pipeline.input = "x", type = tensor<4xf32>}], results = [{pipeline.tensor = "y", type = tensor<4xf32>}]}} {
     llvm.return
   }
-  pipeline.pipeline @train stages = 1 chunks = 1 microbatches = 1 schedule = "gpipe" {
+  pipeline.pipeline @train ranks = 1 chunks = 1 microbatches = 1 schedule = "gpipe" placement = [0] {
     pipeline.program rank 0 {
-      pipeline.forward stage 0 chunk 0 mb 0
+      pipeline.forward @forward stage 0 mb 0
     }
   }
 }

@@ -1,6 +1,7 @@
 // The host program of rank 1 of a two-stage MLP (gpipe, 2 micro-batches), as
-// the lower phase builds it: the rank's stage functions and the whole
-// schedule in one module. pipecc-record-stage-abi keeps each function's
+// the lower phase builds it: the stage functions the rank's program calls
+// and the whole schedule's messages (other ranks' computes call functions
+// the module does not hold, so the lower phase drops them) in one module. pipecc-record-stage-abi keeps each function's
 // bindings through the CPU stage lowering; pipecc-lower-rank-program then
 // writes pipecc_step, the buffer table, the program constant and main.
 // RUN: pipecc-opt %s --pipecc-record-stage-abi | FileCheck %s --check-prefix=ABI
@@ -96,27 +97,23 @@ module attributes {pipeline.rank = 1 : i64, pipeline.parameters = [{name = "w0",
     %0 = graph.matmul %arg1, %arg0 transpose_lhs : tensor<4x3xf32>, tensor<4x16xf32> -> tensor<3x16xf32>
     return %0 : tensor<3x16xf32>
   }
-  pipeline.pipeline @train stages = 2 chunks = 1 microbatches = 2 schedule = "gpipe" {
+  pipeline.pipeline @train ranks = 2 chunks = 1 microbatches = 2 schedule = "gpipe" placement = [0, 1] {
     pipeline.program rank 0 {
-      pipeline.forward stage 0 chunk 0 mb 0
-      pipeline.send "a4" to 1 mb 0 : tensor<4x16xf32>
-      pipeline.forward stage 0 chunk 0 mb 1
-      pipeline.send "a4" to 1 mb 1 : tensor<4x16xf32>
-      pipeline.recv "g12" from 1 mb 0 : tensor<4x16xf32>
-      pipeline.backward stage 0 chunk 0 mb 0
-      pipeline.recv "g12" from 1 mb 1 : tensor<4x16xf32>
-      pipeline.backward stage 0 chunk 0 mb 1
+      pipeline.send "a4" to 1 mb 0 stages 0 -> 1 : tensor<4x16xf32>
+      pipeline.send "a4" to 1 mb 1 stages 0 -> 1 : tensor<4x16xf32>
+      pipeline.recv "g12" from 1 mb 0 stages 1 -> 0 : tensor<4x16xf32>
+      pipeline.recv "g12" from 1 mb 1 stages 1 -> 0 : tensor<4x16xf32>
       pipeline.optimizer_step
     }
     pipeline.program rank 1 {
-      pipeline.recv "a4" from 0 mb 0 : tensor<4x16xf32>
-      pipeline.forward stage 1 chunk 0 mb 0
-      pipeline.recv "a4" from 0 mb 1 : tensor<4x16xf32>
-      pipeline.forward stage 1 chunk 0 mb 1
-      pipeline.backward stage 1 chunk 0 mb 0
-      pipeline.send "g12" to 0 mb 0 : tensor<4x16xf32>
-      pipeline.backward stage 1 chunk 0 mb 1
-      pipeline.send "g12" to 0 mb 1 : tensor<4x16xf32>
+      pipeline.recv "a4" from 0 mb 0 stages 0 -> 1 : tensor<4x16xf32>
+      pipeline.forward @stage1_forward stage 1 mb 0
+      pipeline.recv "a4" from 0 mb 1 stages 0 -> 1 : tensor<4x16xf32>
+      pipeline.forward @stage1_forward stage 1 mb 1
+      pipeline.backward @stage1_backward_input, @stage1_backward_weight stage 1 mb 0
+      pipeline.send "g12" to 0 mb 0 stages 1 -> 0 : tensor<4x16xf32>
+      pipeline.backward @stage1_backward_input, @stage1_backward_weight stage 1 mb 1
+      pipeline.send "g12" to 0 mb 1 stages 1 -> 0 : tensor<4x16xf32>
       pipeline.optimizer_step
     }
   }

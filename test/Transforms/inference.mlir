@@ -19,8 +19,8 @@ func.func @main(%x: tensor<4x8xf32> {graph.input = "x"}) -> (tensor<4x2xf32> {gr
 // CHECK: %[[Y:.*]] = graph.matmul %[[X]], %[[W]]
 // CHECK: return %[[Y]], %[[Y]], %[[X]]
 // CHECK-NOT: func.func @stage0_backward
-// CHECK: pipeline.pipeline @infer stages = 1 chunks = 1 microbatches = 1 schedule = "inference"
+// CHECK: pipeline.pipeline @infer ranks = 1 chunks = 1 microbatches = 1 schedule = "inference" placement = [0]
 // CHECK-NEXT: pipeline.program rank 0 {
-// CHECK-NEXT: pipeline.forward stage 0 chunk 0 mb 0
+// CHECK-NEXT: pipeline.forward @stage0_forward stage 0 mb 0
 // CHECK-NEXT: }
 // CHECK-NOT: pipeline.optimizer_step

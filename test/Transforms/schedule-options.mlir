@@ -8,14 +8,14 @@
 // RUN: not pipecc-opt %s -pipecc-schedule -pipecc-schedule 2>&1 | FileCheck %s --check-prefix=TWICE
 // RUN: echo "module {}" | not pipecc-opt -pipecc-schedule 2>&1 | FileCheck %s --check-prefix=EMPTY
 
-// UNKNOWN: error: cannot schedule 2 stages (one chunk each) on 2 micro-batches with 'nope': unknown schedule 'nope'; known schedules: gpipe 1f1b
+// UNKNOWN: error: cannot schedule 2 virtual stages on 2 ranks (linear placement) on 2 micro-batches with 'nope': unknown schedule 'nope'; known schedules: gpipe 1f1b
 // NO-MB: error: --microbatches must be a positive int, got 0
 // A generator's refusal of the problem's shape reaches the user as is.
-// INTERLEAVED: error: cannot schedule 2 stages (one chunk each) on 1 micro-batches with 'interleaved-1f1b': interleaved-1f1b needs micro-batches >= ranks, got 1 < 2
-// ZB-FUSED: error: cannot schedule 2 stages (one chunk each) on 4 micro-batches with 'zb-h1': zb-h1 needs the backward split into B and W
+// INTERLEAVED: error: cannot schedule 2 virtual stages on 2 ranks (linear placement) on 1 micro-batches with 'interleaved-1f1b': interleaved-1f1b needs micro-batches >= ranks, got 1 < 2
+// ZB-FUSED: error: cannot schedule 2 virtual stages on 2 ranks (linear placement) on 4 micro-batches with 'zb-h1': zb-h1 needs the backward split into B and W
 // SPLIT: error: --split-backward must be true, false or auto, got 'maybe'
 // TWICE: error: the module already has a symbol @train; schedule it only once
-// EMPTY: error: no stage functions to schedule; run pipecc-split-stages first
+// EMPTY: error: no stage functions; run pipecc-split-stages first
 
 func.func private @stage0_forward() -> (tensor<4xf32> {pipeline.tensor = "a"}) attributes {pipeline.kind = "forward", pipeline.recv = [], pipeline.send = ["a"], pipeline.stage = 0 : i64}
 func.func private @stage0_backward_input() attributes {pipeline.kind = "backward_input", pipeline.recv = ["g"], pipeline.send = [], pipeline.stage = 0 : i64}

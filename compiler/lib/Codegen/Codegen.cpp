@@ -77,28 +77,33 @@ LogicalResult codegen::lowerRankModules(
 
   MLIRContext *ctx = pipelineModule.getContext();
   for (auto program : pipe.getBody().getOps<pipeline::ProgramOp>()) {
-    int64_t stage = program.getStage();
     OwningOpRef<ModuleOp> rank = ModuleOp::create(pipelineModule.getLoc());
     (*rank)->setAttr(attrs::kRank, IntegerAttr::get(IntegerType::get(ctx, 64),
                                                     program.getRank()));
     (*rank)->setAttr(attrs::kParameters, parameters);
     OpBuilder builder = OpBuilder::atBlockEnd(rank->getBody());
-    SmallVector<Operation *> stageFunctions;
-    for (auto func : pipelineModule.getOps<func::FuncOp>()) {
-      auto funcStage = func->getAttrOfType<IntegerAttr>(attrs::kFunctionStage);
-      if (!funcStage || funcStage.getInt() != stage)
-        continue;
-      builder.clone(*func);
-      stageFunctions.push_back(func);
-    }
-    if (stageFunctions.empty())
-      return program.emitError("no stage functions for stage ") << stage;
-    // The whole schedule: every rank numbers the messages alike.
-    builder.clone(*pipe);
+    // The functions the rank's program calls, whichever virtual stages.
+    FailureOr<SmallVector<Operation *>> stageFunctions =
+        stageFunctionsOf(program);
+    if (failed(stageFunctions))
+      return failure();
+    for (Operation &op : pipelineModule.getBody()->getOperations())
+      if (llvm::is_contained(*stageFunctions, &op))
+        builder.clone(op);
+    // The whole schedule's messages: every rank numbers them alike. Other
+    // ranks' computes call functions this module does not hold.
+    auto rankPipe = llvm::cast<pipeline::PipelineOp>(builder.clone(*pipe));
+    for (auto other : rankPipe.getBody().getOps<pipeline::ProgramOp>())
+      if (other.getRank() != program.getRank())
+        for (Operation &op :
+             llvm::make_early_inc_range(other.getBody().front()))
+          if (llvm::isa<pipeline::ForwardOp, pipeline::BackwardInputOp,
+                        pipeline::BackwardWeightOp, pipeline::BackwardOp>(op))
+            op.erase();
     // The static memory plan of the rank's buffer table, for the host
     // program (slots, offsets, arena size).
     FailureOr<RankMemoryPlan> memoryPlan =
-        planRankMemory(program, stageFunctions, parameters,
+        planRankMemory(program, *stageFunctions, parameters,
                        pipe.getMicrobatches(),
                        memoryPlanSettingsFor(settings));
     if (failed(memoryPlan))
@@ -261,10 +266,15 @@ LogicalResult codegen::emitPipeline(
     SmallVector<StringRef> names;
     for (Attribute attr : parameters) {
       auto dict = llvm::cast<DictionaryAttr>(attr);
-      // A parameter several stages read (tied weights) starts out the same
-      // on each of them.
-      if (llvm::is_contained(
-              dict.getAs<DenseI64ArrayAttr>("stages").asArrayRef(), rank))
+      // A parameter several virtual stages read (tied weights) starts out
+      // the same on each rank holding one of them.
+      if (llvm::any_of(dict.getAs<DenseI64ArrayAttr>("stages").asArrayRef(),
+                       [&](int64_t stage) {
+                         return stage >= 0 &&
+                                stage < pipe.getNumVirtualStages() &&
+                                pipe.getRankOf(stage) ==
+                                    static_cast<int64_t>(rank);
+                       }))
         names.push_back(dict.getAs<StringAttr>("name").getValue());
     }
     if (failed(writeWeights(pipelineModule,
@@ -275,8 +285,11 @@ LogicalResult codegen::emitPipeline(
 
   // The manifest: every number comes from the partition and the simulator.
   llvm::json::Object manifest{
-      {"stages", static_cast<int64_t>(pipe.getStages())},
+      // The pipeline depth (--stages): the number of ranks.
+      {"stages", static_cast<int64_t>(pipe.getRanks())},
       {"ranks", static_cast<int64_t>(rankModules.size())},
+      {"chunks", static_cast<int64_t>(pipe.getChunks())},
+      {"placement", llvm::json::Array(pipe.getPlacement())},
       {"microbatches", static_cast<int64_t>(pipe.getMicrobatches())},
       {"microbatch_size", settings.microbatchSize},
       {"schedule", pipe.getSchedule().str()},
@@ -290,9 +303,16 @@ LogicalResult codegen::emitPipeline(
   if (auto partition =
           pipelineModule->getAttrOfType<DictionaryAttr>(attrs::kPartition))
     manifest["partition"] = toJSON(partition);
+  // The scheduling library's simulation the schedule phase recorded.
   llvm::json::Object prediction;
-  for (NamedAttribute attr : pipe->getDiscardableAttrs())
-    prediction[attr.getName().strref()] = toJSON(attr.getValue());
+  if (std::optional<APFloat> step = pipe.getPredictedStepS())
+    prediction["predicted_step_s"] = step->convertToDouble();
+  if (std::optional<APFloat> bubble = pipe.getBubble())
+    prediction["bubble"] = bubble->convertToDouble();
+  if (std::optional<ArrayRef<double>> busy = pipe.getRankBusyS())
+    prediction["rank_busy_s"] = llvm::json::Array(*busy);
+  if (std::optional<ArrayRef<int64_t>> peak = pipe.getPeakLiveMicrobatches())
+    prediction["peak_live_microbatches"] = llvm::json::Array(*peak);
   manifest["prediction"] = std::move(prediction);
   manifest["parameters"] = toJSON(parameters);
   // The static memory plan of every rank (slots, arena offsets, totals).

@@ -108,7 +108,8 @@ private:
     return id;
   }
   LogicalResult collectFunction(func::FuncOp func);
-  void addCall(int microbatch, StringRef kind, std::string label,
+  /// A call of stage function `callee` (by symbol).
+  void addCall(int microbatch, StringRef callee, std::string label,
                ArrayRef<int64_t> extraWrites = {});
 
   const MemoryPlanSettings &settings;
@@ -118,7 +119,9 @@ private:
   SmallVector<std::pair<int64_t, int64_t>> parameterElements;
   llvm::StringSet<> readTensors, messageTensors;
   SmallVector<int64_t> dataBuffers;
-  llvm::StringMap<Call> calls;
+  llvm::StringMap<Call> calls; // by symbol
+  /// By function symbol: the data inputs it reads.
+  llvm::StringMap<SmallVector<int64_t>> dataInputsOf;
 };
 
 LogicalResult RecordCollector::collectFunction(func::FuncOp func) {
@@ -133,6 +136,7 @@ LogicalResult RecordCollector::collectFunction(func::FuncOp func) {
         it = bufferOfInput.try_emplace(input.getValue(), id).first;
         dataBuffers.push_back(id);
       }
+      dataInputsOf[func.getSymName()].push_back(it->second);
       call.reads.push_back(it->second);
       continue;
     }
@@ -170,21 +174,22 @@ LogicalResult RecordCollector::collectFunction(func::FuncOp func) {
     else
       call.writes.push_back(tensorBuffer(name.getValue(), type));
   }
-  auto kind = func->getAttrOfType<StringAttr>(attrs::kFunctionKind);
-  if (!kind)
-    return func.emitError("stage function has no ") << attrs::kFunctionKind;
-  calls[kind.getValue()] = std::move(call);
+  calls[func.getSymName()] = std::move(call);
   return success();
 }
 
-void RecordCollector::addCall(int microbatch, StringRef kind,
+void RecordCollector::addCall(int microbatch, StringRef callee,
                               std::string label,
                               ArrayRef<int64_t> extraWrites) {
   memory::ActionRecord record;
   record.microbatch = microbatch;
   record.label = std::move(label);
   record.defines.assign(extraWrites.begin(), extraWrites.end());
-  if (auto it = calls.find(kind); it != calls.end()) {
+  // The runtime loads the data inputs a function reads right before it.
+  if (auto inputs = dataInputsOf.find(callee); inputs != dataInputsOf.end())
+    record.defines.insert(record.defines.end(), inputs->second.begin(),
+                          inputs->second.end());
+  if (auto it = calls.find(callee); it != calls.end()) {
     record.uses.assign(it->second.reads.begin(), it->second.reads.end());
     record.defines.insert(record.defines.end(), it->second.writes.begin(),
                           it->second.writes.end());
@@ -219,26 +224,26 @@ LogicalResult RecordCollector::collect(pipeline::ProgramOp program,
     LogicalResult result =
         llvm::TypeSwitch<Operation *, LogicalResult>(&op)
             .Case([&](pipeline::ForwardOp f) {
-              // The runtime loads the data inputs right before the forward.
-              addCall(f.getMicrobatch(), "forward",
-                      mbLabel("F", f.getMicrobatch()), dataBuffers);
+              addCall(f.getMicrobatch(), f.getCallee(),
+                      mbLabel("F", f.getMicrobatch()));
               return success();
             })
             .Case([&](pipeline::BackwardInputOp b) {
-              addCall(b.getMicrobatch(), "backward_input",
+              addCall(b.getMicrobatch(), b.getCallee(),
                       mbLabel("B", b.getMicrobatch()));
               return success();
             })
             .Case([&](pipeline::BackwardWeightOp w) {
-              addCall(w.getMicrobatch(), "backward_weight",
+              addCall(w.getMicrobatch(), w.getCallee(),
                       mbLabel("W", w.getMicrobatch()));
               return success();
             })
             .Case([&](pipeline::BackwardOp b) {
-              addCall(b.getMicrobatch(), "backward_input",
+              addCall(b.getMicrobatch(), b.getCallee(),
                       mbLabel("B", b.getMicrobatch()));
-              addCall(b.getMicrobatch(), "backward_weight",
-                      mbLabel("W", b.getMicrobatch()));
+              if (std::optional<StringRef> weight = b.getWeight())
+                addCall(b.getMicrobatch(), *weight,
+                        mbLabel("W", b.getMicrobatch()));
               return success();
             })
             .Case([&](pipeline::SendOp s) {
@@ -299,6 +304,49 @@ LogicalResult RecordCollector::collect(pipeline::ProgramOp program,
 
 } // namespace
 
+FailureOr<SmallVector<Operation *>>
+codegen::stageFunctionsOf(pipeline::ProgramOp program) {
+  SmallVector<Operation *> functions;
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  WalkResult walk = program.walk([&](Operation *op) {
+    SmallVector<FlatSymbolRefAttr, 2> callees;
+    if (auto f = llvm::dyn_cast<pipeline::ForwardOp>(op))
+      callees.push_back(f.getCalleeAttr());
+    else if (auto b = llvm::dyn_cast<pipeline::BackwardInputOp>(op))
+      callees.push_back(b.getCalleeAttr());
+    else if (auto w = llvm::dyn_cast<pipeline::BackwardWeightOp>(op))
+      callees.push_back(w.getCalleeAttr());
+    else if (auto bw = llvm::dyn_cast<pipeline::BackwardOp>(op)) {
+      callees.push_back(bw.getCalleeAttr());
+      if (FlatSymbolRefAttr weight = bw.getWeightAttr())
+        callees.push_back(weight);
+    }
+    for (FlatSymbolRefAttr callee : callees) {
+      auto func = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          program, callee.getAttr());
+      if (!func) {
+        op->emitOpError("calls @")
+            << callee.getValue() << ", which is not a function of the module";
+        return WalkResult::interrupt();
+      }
+      seen.insert(func);
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  // In module order: the order the rank module holds them in, which fixes
+  // the buffer table's order.
+  for (Operation &op :
+       program->getParentOfType<ModuleOp>().getBody()->getOperations())
+    if (seen.contains(&op))
+      functions.push_back(&op);
+  if (functions.empty())
+    return program.emitError("rank ")
+           << program.getRank() << " runs no stage function";
+  return functions;
+}
+
 FailureOr<RankMemoryPlan>
 codegen::planRankMemory(pipeline::ProgramOp program,
                         ArrayRef<Operation *> stageFunctions,
@@ -317,7 +365,9 @@ codegen::planRankMemory(pipeline::ProgramOp program,
            << program.getRank() << ": " << plan.message();
   RankMemoryPlan result;
   result.rank = program.getRank();
-  result.stage = program.getStage();
+  for (int64_t stage :
+       program.getPipeline().getVirtualStagesOf(program.getRank()))
+    result.stages.push_back(stage);
   result.buffers = std::move(collector.buffers);
   result.tableBuffers = collector.tableBuffers;
   result.actions = std::move(collector.actions);
@@ -341,14 +391,12 @@ codegen::planPipelineMemory(ModuleOp pipelineModule,
                                     "the partition phase first");
   std::vector<RankMemoryPlan> ranks;
   for (auto program : pipe.getBody().getOps<pipeline::ProgramOp>()) {
-    SmallVector<Operation *> stageFunctions;
-    for (auto func : pipelineModule.getOps<func::FuncOp>()) {
-      auto stage = func->getAttrOfType<IntegerAttr>(attrs::kFunctionStage);
-      if (stage && stage.getInt() == program.getStage())
-        stageFunctions.push_back(func);
-    }
+    FailureOr<SmallVector<Operation *>> stageFunctions =
+        stageFunctionsOf(program);
+    if (failed(stageFunctions))
+      return failure();
     FailureOr<RankMemoryPlan> rank =
-        planRankMemory(program, stageFunctions, parameters,
+        planRankMemory(program, *stageFunctions, parameters,
                        pipe.getMicrobatches(), settings);
     if (failed(rank))
       return failure();
@@ -462,7 +510,7 @@ llvm::json::Value codegen::memoryPlanToJSON(ArrayRef<RankMemoryPlan> ranks,
     }
     perRank.push_back(llvm::json::Object{
         {"rank", rank.rank},
-        {"stage", rank.stage},
+        {"stages", llvm::json::Array(rank.stages)},
         {"microbatches_in_flight", activationsInFlight(rank)},
         {"bytes", std::move(bytes)},
         {"arena_bytes", rank.plan.arenaBytes},
@@ -501,12 +549,15 @@ void codegen::printMemoryPlan(ArrayRef<RankMemoryPlan> ranks,
        << " bytes an element; weights f32";
   os << (settings.weightCopies ? " + a bf16 copy" : "") << "; optimizer state "
      << settings.optimizerStateCopies << " f32 copies), " << unitName << "\n";
-  os << llvm::formatv("{0,4} {1,5} {2,9}", "rank", "stage", "in-flight");
+  os << llvm::formatv("{0,4} {1,6} {2,9}", "rank", "stages", "in-flight");
   for (const Category &category : kCategories)
     os << llvm::formatv(" {0,11}", category.heading);
   os << llvm::formatv(" {0,11} {1,11}\n", "total", "arena");
   for (const RankMemoryPlan &rank : ranks) {
-    os << llvm::formatv("{0,4} {1,5} {2,9}", rank.rank, rank.stage,
+    std::string stages;
+    llvm::raw_string_ostream stagesOs(stages);
+    llvm::interleave(rank.stages, stagesOs, ",");
+    os << llvm::formatv("{0,4} {1,6} {2,9}", rank.rank, stages,
                         activationsInFlight(rank));
     int64_t total = 0;
     for (const Category &category : kCategories) {

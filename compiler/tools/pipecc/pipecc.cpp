@@ -113,6 +113,11 @@ static cl::opt<std::string> microbatches(
     "microbatches", cl::desc("Micro-batches each step splits its batch into"),
     cl::value_desc("M"), cl::init("1"), cl::cat(trainingCategory));
 static cl::opt<std::string>
+    chunks("chunks",
+           cl::desc("Virtual stages per rank, for interleaved and V "
+                    "schedules (default 1)"),
+           cl::value_desc("v"), cl::init("1"), cl::cat(trainingCategory));
+static cl::opt<std::string>
     schedule("schedule",
              cl::desc("Pipeline schedule: gpipe, 1f1b or zb-h1 (B and W "
                       "as separate steps)"),
@@ -400,7 +405,9 @@ int main(int argc, char **argv) {
         std::tuple{"--stages", &stages, &options.stages, int64_t{1},
                    kInt32Max},
         std::tuple{"--microbatches", &microbatches, &options.microbatches,
-                   int64_t{1}, kInt32Max}}) {
+                   int64_t{1}, kInt32Max},
+        std::tuple{"--chunks", &chunks, &options.chunks, int64_t{1},
+                   kInt32Max}}) {
     std::optional<int64_t> value =
         pipecc::rt::parseIntegerOption(flag, *text, min, max, numberError);
     if (!value)

@@ -2,6 +2,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/SmallSet.h"
 
 using namespace mlir;
@@ -17,19 +18,98 @@ static LogicalResult checkInRange(Operation *op, StringRef what,
 }
 
 //===----------------------------------------------------------------------===//
+// Stage functions
+//===----------------------------------------------------------------------===//
+
+StringRef pipecc::pipeline::stageFunctionKindName(StageFunctionKind kind) {
+  switch (kind) {
+  case StageFunctionKind::Forward:
+    return "forward";
+  case StageFunctionKind::BackwardInput:
+    return "backward_input";
+  case StageFunctionKind::BackwardWeight:
+    return "backward_weight";
+  }
+  return "?";
+}
+
+std::optional<StageFunctionRole>
+pipecc::pipeline::getStageFunctionRole(Operation *func) {
+  auto stage = func->getAttrOfType<IntegerAttr>("pipeline.stage");
+  auto kind = func->getAttrOfType<StringAttr>("pipeline.kind");
+  if (!stage || !kind)
+    return std::nullopt;
+  for (StageFunctionKind candidate :
+       {StageFunctionKind::Forward, StageFunctionKind::BackwardInput,
+        StageFunctionKind::BackwardWeight})
+    if (kind.getValue() == stageFunctionKindName(candidate))
+      return StageFunctionRole{stage.getInt(), candidate};
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
 // PipelineOp
 //===----------------------------------------------------------------------===//
 
 LogicalResult PipelineOp::verify() {
-  if (getStages() < 1)
-    return emitOpError("needs at least one stage, got ") << getStages();
+  int64_t ranks = getRanks(), chunks = getChunks();
+  if (getRanks() < 1)
+    return emitOpError("needs at least one rank, got ") << getRanks();
   if (getChunks() < 1)
-    return emitOpError("needs at least one chunk per stage, got ")
+    return emitOpError("needs at least one chunk per rank, got ")
            << getChunks();
   if (getMicrobatches() < 1)
     return emitOpError("needs at least one micro-batch, got ")
            << getMicrobatches();
+  ArrayRef<int64_t> placement = getPlacement();
+  if (static_cast<int64_t>(placement.size()) != ranks * chunks)
+    return emitOpError("places ")
+           << placement.size() << " virtual stages; " << getRanks()
+           << " ranks x " << getChunks() << " chunks need "
+           << ranks * chunks;
+  SmallVector<int64_t> held(ranks, 0);
+  for (auto [stage, rank] : llvm::enumerate(placement)) {
+    if (rank < 0 || rank >= ranks)
+      return emitOpError("places virtual stage ")
+             << stage << " on rank " << rank << ", out of range [0, "
+             << getRanks() << ")";
+    ++held[rank];
+  }
+  for (auto [rank, count] : llvm::enumerate(held))
+    if (count != chunks)
+      return emitOpError("places ")
+             << count << " virtual stages on rank " << rank
+             << "; every rank holds exactly " << getChunks();
+  if (auto busy = getRankBusySAttr();
+      busy && static_cast<int64_t>(busy.size()) != ranks)
+    return emitOpError("lists ") << busy.size() << " rank busy times for "
+                                 << getRanks() << " ranks";
+  if (auto peak = getPeakLiveMicrobatchesAttr();
+      peak && static_cast<int64_t>(peak.size()) != getNumVirtualStages())
+    return emitOpError("lists ")
+           << peak.size() << " peak live micro-batch counts for "
+           << getNumVirtualStages() << " virtual stages";
   return success();
+}
+
+int64_t PipelineOp::getChunkOf(int64_t stage) {
+  ArrayRef<int64_t> placement = getPlacement();
+  return llvm::count(placement.take_front(stage), placement[stage]);
+}
+
+SmallVector<int64_t> PipelineOp::getVirtualStagesOf(int64_t rank) {
+  SmallVector<int64_t> stages;
+  for (auto [stage, holder] : llvm::enumerate(getPlacement()))
+    if (holder == rank)
+      stages.push_back(stage);
+  return stages;
+}
+
+ProgramOp PipelineOp::getProgram(int64_t rank) {
+  for (auto program : getBody().getOps<ProgramOp>())
+    if (static_cast<int64_t>(program.getRank()) == rank)
+      return program;
+  return nullptr;
 }
 
 LogicalResult PipelineOp::verifyRegions() {
@@ -46,10 +126,10 @@ LogicalResult PipelineOp::verifyRegions() {
                  .attachNote(it->second.getLoc())
              << "first program of that rank";
   }
-  for (int64_t rank = 0, e = getStages(); rank < e; ++rank)
+  for (int64_t rank = 0, e = getRanks(); rank < e; ++rank)
     if (!programs.count(rank))
       return emitOpError("has no program for rank ") << rank << " of "
-                                                     << getStages();
+                                                     << getRanks();
   return success();
 }
 
@@ -58,70 +138,167 @@ LogicalResult PipelineOp::verifyRegions() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult ProgramOp::verify() {
-  return checkInRange(*this, "rank", getRank(), getPipeline().getStages());
+  return checkInRange(*this, "rank", getRank(), getPipeline().getRanks());
 }
 
 //===----------------------------------------------------------------------===//
-// Actions
+// Compute actions
 //===----------------------------------------------------------------------===//
 
-/// Checks a compute action's coordinates against its pipeline and program.
+/// Checks a compute action's coordinates against its pipeline and program:
+/// the virtual stage exists and is placed on the program's rank.
 static LogicalResult verifyComputeAction(Operation *op, int64_t stage,
-                                         int64_t chunk, int64_t microbatch) {
+                                         int64_t microbatch) {
   auto program = op->getParentOfType<ProgramOp>();
   PipelineOp pipeline = program.getPipeline();
-  if (failed(checkInRange(op, "stage", stage, pipeline.getStages())) ||
-      failed(checkInRange(op, "chunk", chunk, pipeline.getChunks())) ||
+  if (failed(checkInRange(op, "virtual stage", stage,
+                          pipeline.getNumVirtualStages())) ||
       failed(checkInRange(op, "micro-batch", microbatch,
                           pipeline.getMicrobatches())))
     return failure();
-  if (stage != program.getStage())
-    return op->emitOpError("runs stage ")
-           << stage << " but rank " << program.getRank() << " holds stage "
-           << program.getStage();
+  if (pipeline.getRankOf(stage) != static_cast<int64_t>(program.getRank()))
+    return op->emitOpError("runs virtual stage ")
+           << stage << " in the program of rank " << program.getRank()
+           << ", but the placement puts it on rank "
+           << pipeline.getRankOf(stage);
   return success();
 }
 
-LogicalResult ForwardOp::verify() {
-  return verifyComputeAction(*this, getStage(), getChunk(), getMicrobatch());
-}
-LogicalResult BackwardInputOp::verify() {
-  return verifyComputeAction(*this, getStage(), getChunk(), getMicrobatch());
-}
-LogicalResult BackwardWeightOp::verify() {
-  return verifyComputeAction(*this, getStage(), getChunk(), getMicrobatch());
-}
-LogicalResult BackwardOp::verify() {
-  return verifyComputeAction(*this, getStage(), getChunk(), getMicrobatch());
+/// Checks that `callee` names a function of the module with the `expected`
+/// role for virtual stage `stage`. Functions the lowering has stripped of
+/// their role (pipecc-record-stage-abi) are only checked to exist.
+static LogicalResult verifyStageCallee(Operation *op,
+                                       SymbolTableCollection &symbolTable,
+                                       FlatSymbolRefAttr callee,
+                                       StageFunctionKind expected,
+                                       int64_t stage) {
+  Operation *func = symbolTable.lookupNearestSymbolFrom(op, callee);
+  if (!func)
+    return op->emitOpError("calls @")
+           << callee.getValue() << ", which is not a symbol of the module";
+  if (!llvm::isa<FunctionOpInterface>(func))
+    return op->emitOpError("calls @")
+               .append(callee.getValue(), ", which is not a function")
+               .attachNote(func->getLoc())
+           << "symbol defined here";
+  std::optional<StageFunctionRole> role = getStageFunctionRole(func);
+  if (!role)
+    return success();
+  if (role->kind != expected || role->virtualStage != stage)
+    return op->emitOpError("calls @")
+               .append(callee.getValue(), " for the ",
+                       stageFunctionKindName(expected), " of virtual stage ",
+                       stage, ", but it is the ",
+                       stageFunctionKindName(role->kind), " of virtual stage ",
+                       role->virtualStage)
+               .attachNote(func->getLoc())
+           << "function defined here";
+  return success();
 }
 
-/// Checks a send or receive against its pipeline and program.
+template <typename OpTy>
+static int64_t rankOf(OpTy op) {
+  return op->template getParentOfType<ProgramOp>().getRank();
+}
+template <typename OpTy>
+static int64_t chunkOf(OpTy op) {
+  return op->template getParentOfType<ProgramOp>().getPipeline().getChunkOf(
+      op.getVirtualStage());
+}
+
+#define PIPECC_COMPUTE_OP(OpTy, Kind)                                          \
+  LogicalResult OpTy::verify() {                                               \
+    return verifyComputeAction(*this, getVirtualStage(), getMicrobatch());     \
+  }                                                                            \
+  int64_t OpTy::getRank() { return rankOf(*this); }                            \
+  int64_t OpTy::getChunk() { return chunkOf(*this); }
+PIPECC_COMPUTE_OP(ForwardOp, Forward)
+PIPECC_COMPUTE_OP(BackwardInputOp, BackwardInput)
+PIPECC_COMPUTE_OP(BackwardWeightOp, BackwardWeight)
+PIPECC_COMPUTE_OP(BackwardOp, Backward)
+#undef PIPECC_COMPUTE_OP
+
+LogicalResult ForwardOp::verifySymbolUses(SymbolTableCollection &table) {
+  return verifyStageCallee(*this, table, getCalleeAttr(),
+                           StageFunctionKind::Forward, getVirtualStage());
+}
+LogicalResult BackwardInputOp::verifySymbolUses(SymbolTableCollection &table) {
+  return verifyStageCallee(*this, table, getCalleeAttr(),
+                           StageFunctionKind::BackwardInput,
+                           getVirtualStage());
+}
+LogicalResult
+BackwardWeightOp::verifySymbolUses(SymbolTableCollection &table) {
+  return verifyStageCallee(*this, table, getCalleeAttr(),
+                           StageFunctionKind::BackwardWeight,
+                           getVirtualStage());
+}
+LogicalResult BackwardOp::verifySymbolUses(SymbolTableCollection &table) {
+  if (failed(verifyStageCallee(*this, table, getCalleeAttr(),
+                               StageFunctionKind::BackwardInput,
+                               getVirtualStage())))
+    return failure();
+  if (FlatSymbolRefAttr weight = getWeightAttr())
+    return verifyStageCallee(*this, table, weight,
+                             StageFunctionKind::BackwardWeight,
+                             getVirtualStage());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Communication
+//===----------------------------------------------------------------------===//
+
+/// Checks a send or receive against its pipeline and program: the virtual
+/// stages are neighbours, the sending one on the sender's rank, the
+/// receiving one on the receiver's, and the two ranks differ (a hand-off on
+/// one rank is no message).
 static LogicalResult verifyTransfer(Operation *op, StringRef tensor,
-                                    int64_t peer, int64_t microbatch) {
+                                    int64_t peer, int64_t microbatch,
+                                    int64_t fromStage, int64_t toStage,
+                                    bool isSend) {
   auto program = op->getParentOfType<ProgramOp>();
   PipelineOp pipeline = program.getPipeline();
+  int64_t rank = program.getRank();
   if (tensor.empty())
     return op->emitOpError("needs a tensor name");
-  if (failed(checkInRange(op, "peer rank", peer, pipeline.getStages())) ||
+  int64_t stages = pipeline.getNumVirtualStages();
+  if (failed(checkInRange(op, "peer rank", peer, pipeline.getRanks())) ||
       failed(checkInRange(op, "micro-batch", microbatch,
-                          pipeline.getMicrobatches())))
+                          pipeline.getMicrobatches())) ||
+      failed(checkInRange(op, "virtual stage", fromStage, stages)) ||
+      failed(checkInRange(op, "virtual stage", toStage, stages)))
     return failure();
-  if (peer == static_cast<int64_t>(program.getRank()))
+  if (peer == rank)
     return op->emitOpError("names its own rank ")
            << peer << " as peer; a rank cannot message itself";
+  if (std::abs(fromStage - toStage) != 1)
+    return op->emitOpError("carries a tensor from virtual stage ")
+           << fromStage << " to " << toStage
+           << "; messages go between neighbouring virtual stages";
+  int64_t sender = isSend ? rank : peer, receiver = isSend ? peer : rank;
+  if (pipeline.getRankOf(fromStage) != sender ||
+      pipeline.getRankOf(toStage) != receiver)
+    return op->emitOpError("carries a tensor from virtual stage ")
+           << fromStage << " (rank " << pipeline.getRankOf(fromStage)
+           << ") to virtual stage " << toStage << " (rank "
+           << pipeline.getRankOf(toStage) << ") as a message from rank "
+           << sender << " to rank " << receiver;
   return success();
 }
 
 LogicalResult SendOp::verify() {
-  return verifyTransfer(*this, getTensor(), getPeer(), getMicrobatch());
+  return verifyTransfer(*this, getTensor(), getPeer(), getMicrobatch(),
+                        getFromStage(), getToStage(), /*isSend=*/true);
 }
 LogicalResult RecvOp::verify() {
-  return verifyTransfer(*this, getTensor(), getPeer(), getMicrobatch());
+  return verifyTransfer(*this, getTensor(), getPeer(), getMicrobatch(),
+                        getFromStage(), getToStage(), /*isSend=*/false);
 }
 
 LogicalResult AllReduceOp::verify() {
   auto program = (*this)->getParentOfType<ProgramOp>();
-  int64_t ranks = program.getPipeline().getStages();
+  int64_t ranks = program.getPipeline().getRanks();
   int64_t ownRank = program.getRank();
   if (getTensor().empty())
     return emitOpError("needs a tensor name");

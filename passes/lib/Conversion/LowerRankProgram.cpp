@@ -59,6 +59,8 @@ struct RankSettings {
 /// per result.
 struct StageCall {
   std::string symbol;
+  /// The data inputs it reads: loaded for the micro-batch before the call.
+  SmallVector<int64_t> dataInputs;
   SmallVector<int64_t> argBuffers;
   SmallVector<int64_t> resultBuffers;
   /// For each result: the gradient buffers it is added into (one value can
@@ -136,7 +138,7 @@ private:
   /// Data inputs a loss indexes with, and the label it ignores: checked
   /// after every load, since an out-of-range id would read past the logits.
   llvm::DenseMap<int64_t, std::optional<int64_t>> classIdChecks;
-  llvm::StringMap<StageCall> stageCalls; // by pipeline.kind
+  llvm::StringMap<StageCall> stageCalls; // by symbol
   /// From the static memory plan, by buffer id; empty without one.
   struct Placement {
     int64_t slots, offset;
@@ -301,6 +303,7 @@ LogicalResult RankHostBuilder::collect(LLVM::LLVMFuncOp func,
         it = bufferOfInput.try_emplace(input.getValue(), *id).first;
         dataBuffers.push_back(*id);
       }
+      stage.dataInputs.push_back(it->second);
       stage.argBuffers.push_back(it->second);
       continue;
     }
@@ -362,7 +365,7 @@ LogicalResult RankHostBuilder::collect(LLVM::LLVMFuncOp func,
     if (binding.get(attrs::kLossCount))
       stage.lossCountResult = i;
   }
-  stageCalls[abi->kind.getValue()] = std::move(stage);
+  stageCalls[stage.symbol] = std::move(stage);
   return success();
 }
 
@@ -521,16 +524,28 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
   Block *entry = step.addEntryBlock(b);
   OpBuilder ob = OpBuilder::atBlockEnd(entry);
   Value context = entry->getArgument(0);
-  auto stage = [&](StringRef kind) -> const StageCall * {
-    auto it = stageCalls.find(kind);
-    return it == stageCalls.end() ? nullptr : &it->second;
-  };
-  auto runStage = [&](Operation *action, StringRef kind, int64_t mb) {
-    const StageCall *call = stage(kind);
-    if (!call)
-      return action->emitError("rank has no '") << kind << "' function",
+  // A compute action calls the stage function it names; the first and the
+  // last virtual stage may share a rank (a V), so each call loads the data
+  // inputs its own function reads.
+  auto runStage = [&](Operation *action, StringRef callee, int64_t mb) {
+    auto it = stageCalls.find(callee);
+    if (it == stageCalls.end())
+      return action->emitError("rank has no stage function @") << callee,
              failure();
-    return emitStageCall(ob, context, *call, mb);
+    const StageCall &call = it->second;
+    for (int64_t buffer : call.dataInputs) {
+      this->call(ob, "pipecc_rt_load_microbatch",
+                 {context, constI64(ob, buffer), constI64(ob, mb)});
+      auto check = classIdChecks.find(buffer);
+      if (check == classIdChecks.end())
+        continue;
+      this->call(ob, "pipecc_rt_check_class_ids",
+                 {context, constI64(ob, buffer), constI64(ob, mb),
+                  constI64(ob, buffers[buffer].numClasses),
+                  constI32(ob, check->second ? 1 : 0),
+                  constI64(ob, check->second.value_or(0))});
+    }
+    return emitStageCall(ob, context, call, mb);
   };
   auto transfer = [&](Operation *action, StringRef callee, StringRef tensor,
                       int64_t peer, int64_t mb, Type type) -> LogicalResult {
@@ -558,31 +573,20 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
     LogicalResult result =
         llvm::TypeSwitch<Operation *, LogicalResult>(&action)
             .Case([&](pipeline::ForwardOp op) {
-              int64_t mb = op.getMicrobatch();
-              for (int64_t buffer : dataBuffers) {
-                call(ob, "pipecc_rt_load_microbatch",
-                     {context, constI64(ob, buffer), constI64(ob, mb)});
-                auto check = classIdChecks.find(buffer);
-                if (check == classIdChecks.end())
-                  continue;
-                call(ob, "pipecc_rt_check_class_ids",
-                     {context, constI64(ob, buffer), constI64(ob, mb),
-                      constI64(ob, buffers[buffer].numClasses),
-                      constI32(ob, check->second ? 1 : 0),
-                      constI64(ob, check->second.value_or(0))});
-              }
-              return runStage(op, "forward", mb);
+              return runStage(op, op.getCallee(), op.getMicrobatch());
             })
             .Case([&](pipeline::BackwardInputOp op) {
-              return runStage(op, "backward_input", op.getMicrobatch());
+              return runStage(op, op.getCallee(), op.getMicrobatch());
             })
             .Case([&](pipeline::BackwardWeightOp op) {
-              return runStage(op, "backward_weight", op.getMicrobatch());
+              return runStage(op, op.getCallee(), op.getMicrobatch());
             })
             .Case([&](pipeline::BackwardOp op) {
-              if (failed(runStage(op, "backward_input", op.getMicrobatch())))
+              if (failed(runStage(op, op.getCallee(), op.getMicrobatch())))
                 return failure();
-              return runStage(op, "backward_weight", op.getMicrobatch());
+              if (std::optional<StringRef> weight = op.getWeight())
+                return runStage(op, *weight, op.getMicrobatch());
+              return success();
             })
             .Case([&](pipeline::SendOp op) {
               return transfer(op, "pipecc_rt_send", op.getTensor(),

@@ -10,6 +10,7 @@
 #include "pipecc/Conversion/Passes.h"
 #include "pipecc/Conversion/StageAbi.h"
 #include "pipecc/Dialect/Graph/GraphOps.h"
+#include "pipecc/Dialect/Pipeline/PipelineOps.h"
 #include "pipecc/Passes/Attributes.h"
 
 #include "mlir/IR/Builders.h"
@@ -36,9 +37,12 @@ struct RecordStageAbiPass
   void runOnOperation() override {
     Builder b(&getContext());
     for (auto func : getOperation().getOps<func::FuncOp>()) {
-      auto kind = func->getAttrOfType<StringAttr>(attrs::kFunctionKind);
-      if (!kind)
+      std::optional<pipeline::StageFunctionRole> role =
+          pipeline::getStageFunctionRole(func);
+      if (!role)
         continue;
+      StringAttr kind =
+          b.getStringAttr(pipeline::stageFunctionKindName(role->kind));
       SmallVector<Attribute> args, results;
       for (unsigned i = 0; i < func.getNumArguments(); ++i) {
         BlockArgument arg = func.getArgument(i);

@@ -6,6 +6,7 @@
 #include "pipecc/Dialect/Pipeline/PipelineOps.h"
 #include "pipecc/Passes/Attributes.h"
 #include "pipecc/Passes/Passes.h"
+#include "pipecc/Passes/StageTable.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
@@ -60,36 +61,36 @@ struct ScheduleInferencePass
           << kInferencePipelineName << "; schedule it only once";
       return signalPassFailure();
     }
-    bool hasForward = false;
-    for (auto func : module.getOps<func::FuncOp>()) {
-      auto stage = func->getAttrOfType<IntegerAttr>(attrs::kFunctionStage);
-      auto kind = func->getAttrOfType<StringAttr>(attrs::kFunctionKind);
-      if (!stage || !kind)
-        continue;
-      if (stage.getInt() != 0 || kind.getValue() != "forward") {
-        func.emitError("an inference pipeline runs stage 0's forward "
-                       "function only, found @")
-            << func.getSymName();
-        return signalPassFailure();
-      }
-      hasForward = true;
-    }
-    if (!hasForward) {
-      module.emitError("no forward function to schedule; run "
-                       "pipecc-split-stages{inference} first");
+    FailureOr<StageTable> table = readStageTable(module);
+    if (failed(table))
+      return signalPassFailure();
+    for (const VirtualStage &stage : table->stages)
+      for (func::FuncOp func : {stage.backwardInput, stage.backwardWeight})
+        if (func) {
+          func.emitError("an inference pipeline runs forward functions "
+                         "only, found @")
+              << func.getSymName();
+          return signalPassFailure();
+        }
+    if (table->stages.size() != 1) {
+      module.emitError("an inference pipeline runs one virtual stage, found ")
+          << table->stages.size();
       return signalPassFailure();
     }
 
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     Location loc = module.getLoc();
     auto pipeline = builder.create<pipeline::PipelineOp>(
-        loc, kInferencePipelineName, /*stages=*/1, /*chunks=*/1,
-        microbatches.getValue(), "inference");
+        loc, kInferencePipelineName, /*ranks=*/1, /*chunks=*/1,
+        microbatches.getValue(), "inference",
+        /*placement=*/ArrayRef<int64_t>{0});
     builder.setInsertionPointToStart(&pipeline.getBody().emplaceBlock());
     auto program = builder.create<pipeline::ProgramOp>(loc, /*rank=*/0);
     builder.setInsertionPointToStart(&program.getBody().emplaceBlock());
     for (int64_t mb = 0; mb < microbatches; ++mb)
-      builder.create<pipeline::ForwardOp>(loc, /*stage=*/0, /*chunk=*/0, mb);
+      builder.create<pipeline::ForwardOp>(
+          loc, table->stages[0].forward.getSymName(), /*virtual_stage=*/0,
+          static_cast<uint64_t>(mb));
   }
 };
 

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "pipecc/Dialect/Graph/GraphOps.h"
+#include "pipecc/Dialect/Pipeline/PipelineOps.h"
 #include "pipecc/Passes/Attributes.h"
 #include "pipecc/Passes/Passes.h"
 
@@ -79,7 +80,7 @@ Type withElement(Type type, Type element) {
 llvm::StringSet<> keptTensorNames(ModuleOp module) {
   llvm::StringSet<> kept;
   for (auto func : module.getOps<func::FuncOp>()) {
-    if (!func->hasAttr(attrs::kFunctionKind))
+    if (!pipeline::getStageFunctionRole(func))
       continue;
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
       if (func.getArgAttr(i, attrs::kBindParam) ||
@@ -225,7 +226,7 @@ struct LowerPrecisionPass
     llvm::StringSet<> kept = keptTensorNames(module);
     uint64_t casts = 0;
     for (auto func : module.getOps<func::FuncOp>()) {
-      if (!func->hasAttr(attrs::kFunctionKind) || func.isExternal())
+      if (!pipeline::getStageFunctionRole(func) || func.isExternal())
         continue;
       if (failed(FunctionRewriter(func, kept, casts).run()))
         return signalPassFailure();

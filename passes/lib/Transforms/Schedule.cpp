@@ -1,13 +1,16 @@
-// The schedule pass: mechanism only. It states the problem the stage
-// functions pose, takes the schedule by name from the scheduling library,
-// lets the library place the communication, and writes the result as a
-// pipeline.pipeline op, expanding each boundary message into the named
-// tensors the stage functions exchange.
+// The schedule pass: mechanism only. It states the problem the stage table
+// poses (virtual stages, their placement on ranks, their costs), takes the
+// schedule by name from the scheduling library, lets the library place the
+// communication, and writes the result as a pipeline.pipeline op, expanding
+// each boundary message into the named tensors the stage functions
+// exchange. A hand-off between virtual stages on one rank is no message
+// (the library places none): the rank's buffer table holds the tensor.
 #include "ScheduleSupport.h"
 #include "pipecc/CostModel/DeviceProfile.h"
 #include "pipecc/Dialect/Pipeline/PipelineOps.h"
 #include "pipecc/Passes/Attributes.h"
 #include "pipecc/Passes/Passes.h"
+#include "pipecc/Passes/StageTable.h"
 #include "pipecc/Scheduling/Communication.h"
 #include "pipecc/Scheduling/Generators.h"
 #include "pipecc/Scheduling/Simulator.h"
@@ -40,10 +43,6 @@ struct BoundaryTensor {
 
 /// What crosses one boundary in one direction, in the sender's order.
 using BoundaryTensors = SmallVector<BoundaryTensor>;
-
-struct StageFunctions {
-  func::FuncOp forward, backwardInput;
-};
 
 SmallVector<std::string> stringList(func::FuncOp func, StringRef attr) {
   SmallVector<std::string> names;
@@ -89,26 +88,61 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
       return module.emitError("the module already has a symbol @")
              << kPipelineName << "; schedule it only once";
 
-    SmallVector<StageFunctions> stages;
-    if (failed(collectStages(module, stages)))
+    FailureOr<StageTable> read = readStageTable(module);
+    if (failed(read))
       return failure();
-    int numStages = stages.size();
+    table = std::move(*read);
+    if (chunks != 0 && chunks != table.chunks)
+      return module.emitError("--chunks ")
+             << chunks.getValue() << " does not match the partition, which "
+             << "cut " << table.chunks << " virtual stages per rank";
+    int numStages = table.stages.size();
+    for (const VirtualStage &stage : table.stages) {
+      if (!stage.backwardInput)
+        return module.emitError("virtual stage ")
+               << stage.index << " has no backward_input function";
+      if (*split && !stage.backwardWeight)
+        return module.emitError("virtual stage ")
+               << stage.index
+               << " has no backward_weight function, but the schedule "
+                  "splits the backward into B and W";
+    }
 
-    sched::ScheduleProblem problem = sched::ScheduleProblem::linear(
-        numStages, static_cast<int>(microbatches), *split);
+    // The schedule must be able to use v chunks per rank; whether it can
+    // order the partition's placement is the generator's call (GPipe takes
+    // any, interleaved 1F1B only its own) and its refusal says why.
+    if (const sched::ScheduleGenerator *generator =
+            sched::lookupGenerator(scheduleName)) {
+      sched::Result<sched::PlacementKind> wanted =
+          generator->placementFor(static_cast<int>(table.chunks));
+      if (!wanted)
+        return module.emitError("cannot schedule ")
+               << table.chunks << " chunks per rank with '" << scheduleName
+               << "': " << wanted.message();
+    }
+
+    // The table's placement, whichever it is.
+    sched::ScheduleProblem problem;
+    problem.stages = static_cast<int>(table.ranks);
+    problem.chunks = static_cast<int>(table.chunks);
+    problem.microbatches = static_cast<int>(microbatches);
+    problem.splitBackward = *split;
+    for (const VirtualStage &stage : table.stages)
+      problem.placement.push_back(
+          {static_cast<int>(stage.rank), static_cast<int>(stage.chunk)});
     sched::TimingModel timing;
-    if (failed(readCosts(module, problem, timing)))
-      return failure();
+    setCosts(problem, timing);
 
-    // Boundary k lies between stage k and stage k + 1.
+    // Boundary k lies between virtual stages k and k + 1.
     SmallVector<BoundaryTensors> activations, gradients;
     sched::TensorSizes sizes;
     for (int k = 0; k + 1 < numStages; ++k) {
-      FailureOr<BoundaryTensors> act = boundaryTensors(
-          stages[k].forward, stages[k + 1].forward, "forward");
-      FailureOr<BoundaryTensors> grad = boundaryTensors(
-          stages[k + 1].backwardInput, stages[k].backwardInput,
-          "backward_input");
+      FailureOr<BoundaryTensors> act =
+          boundaryTensors(table.stages[k].forward,
+                          table.stages[k + 1].forward, "forward");
+      FailureOr<BoundaryTensors> grad =
+          boundaryTensors(table.stages[k + 1].backwardInput,
+                          table.stages[k].backwardInput, "backward_input");
       if (failed(act) || failed(grad))
         return failure();
       sizes.activationBytes.push_back(totalBytes(*act));
@@ -121,9 +155,11 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
         sched::generateSchedule(scheduleName, problem);
     if (!schedule)
       return module.emitError("cannot schedule ")
-             << numStages << " stages (one chunk each) on "
-             << microbatches.getValue() << " micro-batches with '"
-             << scheduleName << "': " << schedule.message();
+             << numStages << " virtual stages on " << table.ranks
+             << " ranks (" << sched::placementName(table.placement)
+             << " placement) on " << microbatches.getValue()
+             << " micro-batches with '" << scheduleName
+             << "': " << schedule.message();
     sched::Result<std::vector<sched::Program>> programs =
         sched::materializeCommunication(problem, *schedule, sizes, timing);
     if (!programs)
@@ -136,12 +172,12 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
              << scheduleName << "' programs: " << simulation.message();
 
     // Library message names back to boundaries.
-    llvm::StringMap<const BoundaryTensors *> tensorsOf;
+    llvm::StringMap<Boundary> boundaryOf;
     for (int k = 0; k + 1 < numStages; ++k) {
-      tensorsOf[sched::activationName(k)] = &activations[k];
-      tensorsOf[sched::gradientName(k)] = &gradients[k];
+      boundaryOf[sched::activationName(k)] = {&activations[k], k, k + 1};
+      boundaryOf[sched::gradientName(k)] = {&gradients[k], k + 1, k};
     }
-    return emitPipeline(module, problem, *programs, tensorsOf, *simulation);
+    return emitPipeline(module, problem, *programs, boundaryOf, *simulation);
   }
 
   /// The split-backward choice: explicit, or by the schedule family (the
@@ -156,69 +192,19 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
     return failure();
   }
 
-  LogicalResult collectStages(ModuleOp module,
-                              SmallVectorImpl<StageFunctions> &stages) {
-    for (auto func : module.getOps<func::FuncOp>()) {
-      auto stage = func->getAttrOfType<IntegerAttr>(attrs::kFunctionStage);
-      auto kind = func->getAttrOfType<StringAttr>(attrs::kFunctionKind);
-      if (!stage || !kind)
-        continue;
-      int64_t s = stage.getInt();
-      if (s < 0)
-        return func.emitError("stage function has negative stage ") << s;
-      if (static_cast<int64_t>(stages.size()) <= s)
-        stages.resize(s + 1);
-      stageFunctions.push_back(func);
-      if (kind.getValue() == "forward")
-        stages[s].forward = func;
-      else if (kind.getValue() == "backward_input")
-        stages[s].backwardInput = func;
+  /// Durations from the stage table (indexed by rank and chunk in the
+  /// library), the link from its device profile; a free link without one.
+  void setCosts(sched::ScheduleProblem &problem, sched::TimingModel &timing) {
+    problem.durations.assign(table.stages.size(), {});
+    for (const VirtualStage &stage : table.stages)
+      problem.durations[stage.rank * table.chunks + stage.chunk] = {
+          stage.cost.forwardSeconds, stage.cost.backwardInputSeconds,
+          stage.cost.backwardWeightSeconds};
+    if (const cost::DeviceProfile *profile =
+            cost::lookupDeviceProfile(table.device)) {
+      timing.bandwidthBytesPerSecond = profile->linkBytesPerSecond;
+      timing.latencySeconds = profile->linkLatencySeconds;
     }
-    if (stages.empty())
-      return module.emitError("no stage functions to schedule; run "
-                              "pipecc-split-stages first");
-    for (auto [s, functions] : llvm::enumerate(stages)) {
-      if (!functions.forward)
-        return module.emitError("stage ") << s << " has no forward function";
-      if (!functions.backwardInput)
-        return module.emitError("stage ")
-               << s << " has no backward_input function";
-    }
-    return success();
-  }
-
-  /// Durations from the partition's stage costs, the link from its device
-  /// profile; unit durations and a free link without a partition.
-  LogicalResult readCosts(ModuleOp module, sched::ScheduleProblem &problem,
-                          sched::TimingModel &timing) {
-    auto partition =
-        module->getAttrOfType<DictionaryAttr>(attrs::kPartition);
-    if (!partition)
-      return success();
-    auto costs = partition.getAs<ArrayAttr>("stage_costs");
-    if (!costs)
-      return success();
-    if (static_cast<int>(costs.size()) != problem.stages)
-      return module.emitError("the partition lists ")
-             << costs.size() << " stage costs but the module has "
-             << problem.stages << " stages";
-    auto seconds = [](DictionaryAttr cost, StringRef key) -> double {
-      auto value = cost ? cost.getAs<FloatAttr>(key) : FloatAttr();
-      return value ? value.getValueAsDouble() : 1.0;
-    };
-    for (Attribute attr : costs) {
-      auto cost = llvm::dyn_cast<DictionaryAttr>(attr);
-      problem.durations.push_back({seconds(cost, "forward_s"),
-                                   seconds(cost, "backward_input_s"),
-                                   seconds(cost, "backward_weight_s")});
-    }
-    if (auto device = partition.getAs<StringAttr>("device"))
-      if (const cost::DeviceProfile *profile =
-              cost::lookupDeviceProfile(device.getValue())) {
-        timing.bandwidthBytesPerSecond = profile->linkBytesPerSecond;
-        timing.latencySeconds = profile->linkLatencySeconds;
-      }
-    return success();
   }
 
   /// The tensors `sender` sends to `receiver` (its pipeline.send list, with
@@ -249,11 +235,11 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
       RankedTensorType type = typeOfTensor(sender, name);
       if (!type)
         type = typeOfTensor(receiver, name);
-      for (func::FuncOp func : stageFunctions) {
-        if (type)
-          break;
-        type = typeOfTensor(func, name);
-      }
+      for (const VirtualStage &stage : table.stages)
+        for (func::FuncOp func :
+             {stage.forward, stage.backwardInput, stage.backwardWeight})
+          if (!type && func)
+            type = typeOfTensor(func, name);
       if (!type || !type.hasStaticShape())
         return sender.emitError("cannot find a statically shaped tensor "
                                 "named '")
@@ -270,19 +256,26 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
     return bytes;
   }
 
-  /// Every stage function, in module order.
-  SmallVector<func::FuncOp> stageFunctions;
+  /// What a library message carries: the tensors of one boundary in one
+  /// direction, from one virtual stage to the next.
+  struct Boundary {
+    const BoundaryTensors *tensors = nullptr;
+    int64_t from = 0, to = 0;
+  };
 
-  LogicalResult
-  emitPipeline(ModuleOp module, const sched::ScheduleProblem &problem,
-               const std::vector<sched::Program> &programs,
-               const llvm::StringMap<const BoundaryTensors *> &tensorsOf,
-               const sched::SimulationResult &simulation) {
+  StageTable table;
+
+  LogicalResult emitPipeline(ModuleOp module,
+                             const sched::ScheduleProblem &problem,
+                             const std::vector<sched::Program> &programs,
+                             const llvm::StringMap<Boundary> &boundaryOf,
+                             const sched::SimulationResult &simulation) {
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     Location loc = module.getLoc();
+    SmallVector<int64_t> placement = table.rankOfStages();
     auto pipeline = builder.create<PipelineOp>(
-        loc, kPipelineName, problem.stages, problem.chunks,
-        problem.microbatches, scheduleName);
+        loc, kPipelineName, table.ranks, table.chunks, problem.microbatches,
+        scheduleName, placement);
     builder.setInsertionPointToStart(&pipeline.getBody().emplaceBlock());
 
     SmallVector<SharedGradient> shared = sharedGradients(module);
@@ -307,22 +300,25 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
           allReduce();
         switch (action.kind) {
         case sched::ProgramActionKind::Compute:
-          emitCompute(builder, loc, action.compute);
+          emitCompute(builder, loc, problem, action.compute);
           break;
         case sched::ProgramActionKind::Send:
         case sched::ProgramActionKind::Recv: {
-          auto it = tensorsOf.find(action.tensor);
-          if (it == tensorsOf.end())
+          auto it = boundaryOf.find(action.tensor);
+          if (it == boundaryOf.end())
             return module.emitError("the scheduling library sends '")
                    << action.tensor << "', which crosses no stage boundary";
+          const Boundary &boundary = it->second;
           // An empty boundary carries no message.
-          for (const BoundaryTensor &tensor : *it->second) {
+          for (const BoundaryTensor &tensor : *boundary.tensors) {
             if (action.kind == sched::ProgramActionKind::Send)
               builder.create<SendOp>(loc, tensor.name, action.peer,
-                                     action.microbatch, tensor.type);
+                                     action.microbatch, boundary.from,
+                                     boundary.to, tensor.type);
             else
               builder.create<RecvOp>(loc, tensor.name, action.peer,
-                                     action.microbatch, tensor.type);
+                                     action.microbatch, boundary.from,
+                                     boundary.to, tensor.type);
           }
           break;
         }
@@ -339,28 +335,30 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
         allReduce();
     }
 
-    pipeline->setAttr(attrs::kPredictedStep,
-                      builder.getF64FloatAttr(simulation.makespan));
-    pipeline->setAttr(attrs::kBubble,
-                      builder.getF64FloatAttr(simulation.bubbleFraction));
-    pipeline->setAttr(attrs::kRankBusy,
-                      builder.getDenseF64ArrayAttr(simulation.busySeconds));
-    SmallVector<int64_t> peak(simulation.peakLiveUntilWeightGradient.begin(),
-                              simulation.peakLiveUntilWeightGradient.end());
-    pipeline->setAttr(attrs::kPeakLiveMicrobatches,
-                      builder.getDenseI64ArrayAttr(peak));
+    pipeline.setPredictedStepSAttr(
+        builder.getF64FloatAttr(simulation.makespan));
+    pipeline.setBubbleAttr(builder.getF64FloatAttr(simulation.bubbleFraction));
+    pipeline.setRankBusySAttr(
+        builder.getDenseF64ArrayAttr(simulation.busySeconds));
+    // The library counts by (rank, chunk); the op by virtual stage.
+    SmallVector<int64_t> peak;
+    for (const VirtualStage &stage : table.stages)
+      peak.push_back(simulation.peakLiveUntilWeightGradient[
+          stage.rank * table.chunks + stage.chunk]);
+    pipeline.setPeakLiveMicrobatchesAttr(builder.getDenseI64ArrayAttr(peak));
     return success();
   }
 
-  /// The gradient of a trainable parameter that several stages hold (tied
-  /// weights): its accumulator is summed over their ranks.
+  /// The gradient of a trainable parameter that several virtual stages
+  /// hold (tied weights): its accumulator is summed over the ranks holding
+  /// them. Two virtual stages on one rank share the rank's accumulator.
   struct SharedGradient {
     std::string tensor;
     SmallVector<int64_t> ranks;
     RankedTensorType type;
   };
 
-  static SmallVector<SharedGradient> sharedGradients(ModuleOp module) {
+  SmallVector<SharedGradient> sharedGradients(ModuleOp module) {
     SmallVector<SharedGradient> shared;
     auto parameters = module->getAttrOfType<ArrayAttr>(attrs::kParameters);
     if (!parameters)
@@ -371,36 +369,48 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
                          : DenseI64ArrayAttr();
       auto trainable = dict ? dict.getAs<BoolAttr>("trainable") : BoolAttr();
       auto type = dict ? dict.getAs<TypeAttr>("type") : TypeAttr();
-      if (!stages || stages.size() < 2 || !trainable ||
-          !trainable.getValue() || !type)
+      if (!stages || !trainable || !trainable.getValue() || !type)
         continue;
-      // One chunk per stage: rank k runs stage k.
+      SmallVector<int64_t> ranks;
+      for (int64_t stage : stages.asArrayRef())
+        if (stage >= 0 && stage < static_cast<int64_t>(table.stages.size()))
+          ranks.push_back(table.stages[stage].rank);
+      llvm::sort(ranks);
+      ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+      if (ranks.size() < 2)
+        continue;
       shared.push_back(
           {("grad." + dict.getAs<StringAttr>("name").getValue()).str(),
-           SmallVector<int64_t>(stages.asArrayRef()),
-           llvm::cast<RankedTensorType>(type.getValue())});
+           std::move(ranks), llvm::cast<RankedTensorType>(type.getValue())});
     }
     return shared;
   }
 
-  static void emitCompute(OpBuilder &builder, Location loc,
-                          const sched::ComputeAction &action) {
+  void emitCompute(OpBuilder &builder, Location loc,
+                   const sched::ScheduleProblem &problem,
+                   const sched::ComputeAction &action) {
+    // The library's stage is the rank; its (rank, chunk) is a virtual stage.
+    uint64_t q = problem.virtualStageOf(action.stage, action.chunk);
+    uint64_t mb = action.microbatch;
+    VirtualStage &stage = table.stages[q];
+    auto symbol = [](func::FuncOp func) { return func.getSymName(); };
     switch (action.kind) {
     case sched::ComputeKind::Forward:
-      builder.create<ForwardOp>(loc, action.stage, action.chunk,
-                                action.microbatch);
+      builder.create<ForwardOp>(loc, symbol(stage.forward), q, mb);
       break;
     case sched::ComputeKind::BackwardInput:
-      builder.create<BackwardInputOp>(loc, action.stage, action.chunk,
-                                      action.microbatch);
+      builder.create<BackwardInputOp>(loc, symbol(stage.backwardInput), q, mb);
       break;
     case sched::ComputeKind::BackwardWeight:
-      builder.create<BackwardWeightOp>(loc, action.stage, action.chunk,
-                                       action.microbatch);
+      builder.create<BackwardWeightOp>(loc, symbol(stage.backwardWeight), q, mb);
       break;
     case sched::ComputeKind::Backward:
-      builder.create<BackwardOp>(loc, action.stage, action.chunk,
-                                 action.microbatch);
+      builder.create<BackwardOp>(
+          loc, symbol(stage.backwardInput),
+          stage.backwardWeight
+              ? FlatSymbolRefAttr::get(stage.backwardWeight.getSymNameAttr())
+              : FlatSymbolRefAttr(),
+          q, mb);
       break;
     }
   }

@@ -1,8 +1,14 @@
 #include "ScheduleSupport.h"
+#include "pipecc/CostModel/DeviceProfile.h"
+#include "pipecc/Passes/StageTable.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <set>
 
 using namespace mlir;
 using namespace pipecc;
@@ -20,18 +26,20 @@ std::string pipecc::describeAction(Operation *op) {
   llvm::raw_string_ostream os(text);
   os << op->getName().getStringRef();
   auto compute = [&](auto action) {
-    os << " stage " << action.getStage() << " chunk " << action.getChunk()
-       << " mb " << action.getMicrobatch();
+    os << " " << action.getCalleeAttr() << " stage "
+       << action.getVirtualStage() << " mb " << action.getMicrobatch();
   };
   llvm::TypeSwitch<Operation *>(op)
       .Case<ForwardOp, BackwardInputOp, BackwardWeightOp, BackwardOp>(compute)
       .Case<SendOp>([&](SendOp send) {
         os << " \"" << send.getTensor() << "\" to " << send.getPeer()
-           << " mb " << send.getMicrobatch();
+           << " mb " << send.getMicrobatch() << " stages "
+           << send.getFromStage() << " -> " << send.getToStage();
       })
       .Case<RecvOp>([&](RecvOp recv) {
         os << " \"" << recv.getTensor() << "\" from " << recv.getPeer()
-           << " mb " << recv.getMicrobatch();
+           << " mb " << recv.getMicrobatch() << " stages "
+           << recv.getFromStage() << " -> " << recv.getToStage();
       })
       .Case<AllReduceOp>([&](AllReduceOp reduce) {
         os << " \"" << reduce.getTensor() << "\" over [";
@@ -44,43 +52,74 @@ std::string pipecc::describeAction(Operation *op) {
 namespace {
 template <typename OpTy>
 sched::ComputeAction computeOf(OpTy op, sched::ComputeKind kind) {
-  return sched::ComputeAction{kind, static_cast<int>(op.getStage()),
+  return sched::ComputeAction{kind, static_cast<int>(op.getRank()),
                               static_cast<int>(op.getChunk()),
                               static_cast<int>(op.getMicrobatch())};
 }
 
-/// The boundary a message between `from` and `to` crosses, by the library's
-/// name; empty when the ranks are not neighbours. With one chunk per stage,
-/// activations flow up the ranks and gradients down.
-std::string boundaryName(int from, int to) {
-  if (to == from + 1)
-    return sched::activationName(from);
-  if (to == from - 1)
-    return sched::gradientName(to);
-  return "";
+/// The library's name of what a send or receive carries.
+template <typename OpTy> std::string boundaryName(OpTy transfer) {
+  int boundary = static_cast<int>(transfer.getBoundary());
+  return transfer.isGradient() ? sched::gradientName(boundary)
+                               : sched::activationName(boundary);
+}
+
+/// Whether the module still holds stage functions (before the lowering
+/// strips their roles).
+bool hasStageFunctions(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>())
+    if (getStageFunctionRole(func))
+      return true;
+  return false;
+}
+
+/// Durations and link timing from the stage table; checks that the op's
+/// placement is the table's.
+LogicalResult readCosts(PipelineOp pipeline, LibraryPrograms &result) {
+  auto module = pipeline->getParentOfType<ModuleOp>();
+  if (!module || !hasStageFunctions(module))
+    return success();
+  FailureOr<StageTable> table = readStageTable(module);
+  if (failed(table))
+    return failure();
+  SmallVector<int64_t> placement = table->rankOfStages();
+  if (ArrayRef<int64_t>(placement) != pipeline.getPlacement()) {
+    InFlightDiagnostic diag = pipeline.emitOpError("places its virtual "
+                                                   "stages on ranks [");
+    llvm::interleaveComma(pipeline.getPlacement(), diag);
+    diag << "] but the stage table places them on [";
+    llvm::interleaveComma(placement, diag);
+    diag << "]";
+    return failure();
+  }
+  sched::ScheduleProblem &problem = result.problem;
+  problem.durations.assign(table->stages.size(), {});
+  for (const VirtualStage &stage : table->stages)
+    problem.durations[stage.rank * table->chunks + stage.chunk] = {
+        stage.cost.forwardSeconds, stage.cost.backwardInputSeconds,
+        stage.cost.backwardWeightSeconds};
+  if (const cost::DeviceProfile *profile =
+          cost::lookupDeviceProfile(table->device)) {
+    result.timing.bandwidthBytesPerSecond = profile->linkBytesPerSecond;
+    result.timing.latencySeconds = profile->linkLatencySeconds;
+  }
+  return success();
 }
 } // namespace
 
 FailureOr<LibraryPrograms> pipecc::toLibraryPrograms(PipelineOp pipeline) {
-  if (pipeline.getChunks() != 1) {
-    pipeline.emitOpError("has ")
-        << pipeline.getChunks()
-        << " chunks per stage; only one chunk per stage can be checked, "
-           "because the op does not record which chunk holds which virtual "
-           "stage";
-    return failure();
-  }
-  int stages = static_cast<int>(pipeline.getStages());
+  int ranks = static_cast<int>(pipeline.getRanks());
   LibraryPrograms result;
-  result.programOps.resize(stages);
-  result.programs.resize(stages);
-  result.ops.resize(stages);
+  result.programOps.resize(ranks);
+  result.programs.resize(ranks);
+  result.ops.resize(ranks);
   for (auto program : pipeline.getBody().getOps<ProgramOp>())
     result.programOps[program.getRank()] = program;
 
   bool split = false;
   bool ok = true;
-  for (int rank = 0; rank < stages; ++rank) {
+  std::set<std::string> crossed;
+  for (int rank = 0; rank < ranks; ++rank) {
     for (Operation &op : result.programOps[rank].getBody().front()) {
       std::optional<sched::ProgramAction> action =
           llvm::TypeSwitch<Operation *, std::optional<sched::ProgramAction>>(
@@ -103,23 +142,16 @@ FailureOr<LibraryPrograms> pipecc::toLibraryPrograms(PipelineOp pipeline) {
                 return sched::ProgramAction::computeOf(
                     computeOf(bw, sched::ComputeKind::Backward));
               })
-              .Case<SendOp, RecvOp>([&](auto transfer)
-                                        -> std::optional<sched::ProgramAction> {
+              .Case<SendOp, RecvOp>([&](auto transfer) {
                 bool isSend = llvm::isa<SendOp>(transfer.getOperation());
-                int peer = static_cast<int>(transfer.getPeer());
-                std::string boundary = isSend ? boundaryName(rank, peer)
-                                              : boundaryName(peer, rank);
-                if (boundary.empty()) {
-                  transfer.emitOpError("messages rank ")
-                      << peer << " from rank " << rank
-                      << "; with one chunk per stage, ranks only exchange "
-                         "tensors with their neighbours";
-                  return std::nullopt;
-                }
+                std::string boundary = boundaryName(transfer);
+                if (isSend)
+                  crossed.insert(boundary);
                 return sched::ProgramAction::message(
                     isSend ? sched::ProgramActionKind::Send
                            : sched::ProgramActionKind::Recv,
-                    peer, boundary, static_cast<int>(transfer.getMicrobatch()),
+                    static_cast<int>(transfer.getPeer()), boundary,
+                    static_cast<int>(transfer.getMicrobatch()),
                     tensorBytes(transfer.getType()));
               })
               .Case<AllReduceOp>([&](AllReduceOp reduce) {
@@ -139,13 +171,41 @@ FailureOr<LibraryPrograms> pipecc::toLibraryPrograms(PipelineOp pipeline) {
         ok = false;
         continue;
       }
-      result.programs[rank].push_back(std::move(*action));
+      // The tensors of one boundary message follow each other: one
+      // library message.
+      sched::Program &program = result.programs[rank];
+      bool isMessage = action->kind == sched::ProgramActionKind::Send ||
+                       action->kind == sched::ProgramActionKind::Recv;
+      if (isMessage && !program.empty() &&
+          program.back().kind == action->kind &&
+          program.back().peer == action->peer &&
+          program.back().tensor == action->tensor &&
+          program.back().microbatch == action->microbatch) {
+        program.back().bytes += action->bytes;
+        continue;
+      }
+      program.push_back(std::move(*action));
       result.ops[rank].push_back(&op);
     }
   }
   if (!ok)
     return failure();
-  result.problem = sched::ScheduleProblem::linear(
-      stages, static_cast<int>(pipeline.getMicrobatches()), split);
+  int chunks = static_cast<int>(pipeline.getChunks());
+  sched::ScheduleProblem &problem = result.problem;
+  problem.stages = ranks;
+  problem.chunks = chunks;
+  problem.microbatches = static_cast<int>(pipeline.getMicrobatches());
+  problem.splitBackward = split;
+  for (int64_t q = 0, e = pipeline.getNumVirtualStages(); q < e; ++q) {
+    problem.placement.push_back({static_cast<int>(pipeline.getRankOf(q)),
+                                 static_cast<int>(pipeline.getChunkOf(q))});
+    if (q + 1 < e && pipeline.getRankOf(q) != pipeline.getRankOf(q + 1))
+      for (std::string name : {sched::activationName(static_cast<int>(q)),
+                               sched::gradientName(static_cast<int>(q))})
+        if (!crossed.count(name))
+          result.silentBoundaries.push_back(name);
+  }
+  if (failed(readCosts(pipeline, result)))
+    return failure();
   return result;
 }

@@ -23,21 +23,34 @@
 namespace pipecc {
 
 /// A pipeline op as the scheduling library sees it. Sends and receives are
-/// named by the boundary they cross; the IR's own tensor name stays on the
-/// op in `ops`.
+/// named by the boundary they cross; the consecutive IR messages of one
+/// boundary and micro-batch (one per tensor) are one library message, as
+/// the schedule pass's library programs had them. The IR's own tensor names
+/// stay on the ops in `ops`.
 struct LibraryPrograms {
+  /// The op's placement, with the stage table's durations when the module
+  /// still has its stage functions (unit durations otherwise).
   scheduling::ScheduleProblem problem;
+  /// Links from the stage table's device profile (free without one).
+  scheduling::TimingModel timing;
   std::vector<scheduling::Program> programs;
-  /// By rank: the program op, and the op behind each program action.
+  /// By rank: the program op, and the (first) op behind each program
+  /// action.
   std::vector<pipeline::ProgramOp> programOps;
   std::vector<std::vector<mlir::Operation *>> ops;
+  /// Library names ("act.q<k>", "grad.q<k>") of the boundaries between
+  /// virtual stages on two ranks that no IR message crosses (a stage
+  /// function exchanging nothing there). The library's dependency model
+  /// needs a message on each, so simulate() cannot judge such programs.
+  std::vector<std::string> silentBoundaries;
 };
 
-/// Converts `pipeline` (unit durations; split backward when any B or W op
-/// occurs). Emits an error on the offending op and fails when the pipeline
-/// cannot be expressed: more than one chunk per stage (the op does not
-/// record the virtual-stage placement), a message between ranks that are
-/// not neighbours, or an op that is not a pipeline action.
+/// Converts `pipeline` (split backward when any B or W op occurs). The
+/// durations and link timing come from the stage table of the enclosing
+/// module, so that simulate() on the result reproduces the prediction of
+/// pipecc-schedule. Emits an error on the offending op and fails when the
+/// pipeline cannot be expressed: a placement that differs from the stage
+/// table's, or an op that is not a pipeline action.
 mlir::FailureOr<LibraryPrograms>
 toLibraryPrograms(pipeline::PipelineOp pipeline);
 

@@ -2,7 +2,6 @@
 // that FileCheck sees schedules and numbers compactly.
 #include "ScheduleSupport.h"
 #include "pipecc/Dialect/Pipeline/PipelineOps.h"
-#include "pipecc/Passes/Attributes.h"
 #include "pipecc/Passes/Passes.h"
 #include "pipecc/Scheduling/Simulator.h"
 
@@ -47,24 +46,26 @@ void printAction(raw_ostream &os, Operation *op) {
 }
 
 void printPrediction(raw_ostream &os, PipelineOp pipeline) {
-  auto step = pipeline->getAttrOfType<FloatAttr>(attrs::kPredictedStep);
-  auto bubble = pipeline->getAttrOfType<FloatAttr>(attrs::kBubble);
+  std::optional<APFloat> step = pipeline.getPredictedStepS();
+  std::optional<APFloat> bubble = pipeline.getBubble();
   if (step && bubble) {
-    os << "predicted step " << llvm::format("%.4g", step.getValueAsDouble())
-       << " s, bubble " << llvm::format("%.4f", bubble.getValueAsDouble())
+    os << "predicted step " << llvm::format("%.4g", step->convertToDouble())
+       << " s, bubble " << llvm::format("%.4f", bubble->convertToDouble())
        << "\n";
-    return;
   }
   FailureOr<LibraryPrograms> form = toLibraryPrograms(pipeline);
   if (failed(form))
     return;
+  if (!form->silentBoundaries.empty())
+    return;
   scheduling::Result<scheduling::SimulationResult> simulation =
-      scheduling::simulate(form->problem, form->programs);
+      scheduling::simulate(form->problem, form->programs, form->timing);
   if (!simulation) {
     os << "simulation failed: " << simulation.message() << "\n";
     return;
   }
-  os << "simulated with unit durations: step "
+  // From the op alone: what pipecc-verify-pipeline and the timeline see.
+  os << "simulated: step "
      << llvm::format("%.4g", simulation->makespan) << ", bubble "
      << llvm::format("%.4f", simulation->bubbleFraction) << "\n";
 }
@@ -75,9 +76,11 @@ struct TestPrintSchedulePass
     raw_ostream &os = llvm::outs();
     for (auto pipeline : getOperation().getOps<PipelineOp>()) {
       os << "pipeline @" << pipeline.getSymName() << " schedule '"
-         << pipeline.getSchedule() << "': " << pipeline.getStages()
-         << " stages, " << pipeline.getChunks() << " chunks, "
-         << pipeline.getMicrobatches() << " micro-batches\n";
+         << pipeline.getSchedule() << "': " << pipeline.getRanks()
+         << " ranks, " << pipeline.getChunks() << " chunks, "
+         << pipeline.getMicrobatches() << " micro-batches, placement [";
+      llvm::interleaveComma(pipeline.getPlacement(), os);
+      os << "]\n";
       for (auto program : pipeline.getBody().getOps<ProgramOp>()) {
         os << "rank " << program.getRank() << ":";
         for (Operation &op : program.getBody().front()) {

@@ -49,6 +49,9 @@ struct DriverOptions {
   std::string device = "host-cpu";
   // Schedule.
   int64_t microbatches = 1;
+  /// Virtual stages per rank (--chunks v): the partition cuts stages x v
+  /// virtual stages, placed as the schedule needs.
+  int64_t chunks = 1;
   std::string schedule = "1f1b";
   // Lower and codegen.
   /// The target of the rank executables (--target): cpu or cuda.

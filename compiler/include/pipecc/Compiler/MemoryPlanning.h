@@ -49,15 +49,21 @@ MemoryPlanSettings memoryPlanSettingsFor(const RankSettings &settings);
 /// arena holds beyond the table.
 struct RankMemoryPlan {
   int64_t rank = 0;
-  int64_t stage = 0;
+  /// The virtual stages the rank runs, in model order.
+  std::vector<int64_t> stages;
   std::vector<memory::BufferRecord> buffers;
   size_t tableBuffers = 0;
   std::vector<memory::ActionRecord> actions;
   memory::MemoryPlan plan;
 };
 
+/// The stage functions `program`'s compute actions call, by symbol, in
+/// module order; an error on an action whose callee is missing.
+mlir::FailureOr<llvm::SmallVector<mlir::Operation *>>
+stageFunctionsOf(pipeline::ProgramOp program);
+
 /// Derives the records of one rank from its program and the stage functions
-/// of its stage (as the partition phase wrote them, with their
+/// it calls (as the partition phase wrote them, with their
 /// pipeline.* argument and result attributes), by the buffer table's rules
 /// (RankProgram.cpp): a parameter and, when trainable, its gradient
 /// accumulator; one buffer per data input, per tensor name an action reads

@@ -156,25 +156,32 @@ def ScheduleInference : Pass<"pipecc-schedule-inference", "::mlir::ModuleOp"> {
 def Schedule : Pass<"pipecc-schedule", "::mlir::ModuleOp"> {
   let summary = "Materialises a named schedule as a pipeline.pipeline op";
   let description = [{
-    Reads the stage functions written by `pipecc-split-stages` (one stage
-    per rank, one chunk per stage), asks the scheduling library for the
-    schedule called `schedule` on `microbatches` micro-batches, places the
-    sends and receives with the library's `materializeCommunication`, and
-    writes one `pipeline.pipeline @train` op with one `pipeline.program` per
-    rank, each ending with `pipeline.optimizer_step`. The pass holds no
-    schedule logic: any name the library's generator registry knows works.
+    Reads the stage table (the virtual stages `pipecc-split-stages` wrote,
+    their placement on ranks and their costs), asks the scheduling library
+    for the schedule called `schedule` on `microbatches` micro-batches,
+    places the sends and receives with the library's
+    `materializeCommunication`, and writes one `pipeline.pipeline @train` op
+    with the placement and one `pipeline.program` per rank, each ending with
+    `pipeline.optimizer_step`. The pass holds no schedule logic: any name
+    the library's generator registry knows works, provided the generator
+    schedules the placement the partition cut for (its `placementFor`).
 
-    Per-stage F, B and W durations come from the module's
-    `pipeline.partition` stage costs (unit durations without one); link
-    bandwidth and latency from its device profile. Each library message
-    across a stage boundary becomes one send/receive per tensor in the
-    sending stage function's `pipeline.send` list, in that order; a boundary
-    with an empty list carries no message.
+    Per-virtual-stage F, B and W durations come from the stage table (unit
+    durations without a partition); link bandwidth and latency from its
+    device profile. Each library message across a boundary between virtual
+    stages on two ranks becomes one send/receive per tensor in the sending
+    stage function's `pipeline.send` list, in that order; a boundary with an
+    empty list carries no message, and a hand-off between two virtual
+    stages of one rank is no message at all (the rank's buffer table holds
+    the tensor by name). Messages may go to any rank the placement names.
+    A trainable parameter held by virtual stages on several ranks (tied
+    weights) gets one `pipeline.all_reduce` of its gradient over those
+    ranks.
 
     The op also records the library simulator's prediction for the same
     programs and durations: `predicted_step_s` (makespan), `bubble` (mean
     idle fraction), `rank_busy_s` (per rank) and `peak_live_microbatches`
-    (per stage: micro-batches whose activations are held at once).
+    (per virtual stage: micro-batches whose activations are held at once).
   }];
   let options = [
     Option<"scheduleName", "schedule", "std::string", /*default=*/"\"1f1b\"",
@@ -185,6 +192,9 @@ def Schedule : Pass<"pipecc-schedule", "::mlir::ModuleOp"> {
            /*default=*/"\"auto\"",
            "Schedule B and W separately: true, false, or auto (true for "
            "zb-* schedules, false otherwise)">,
+    Option<"chunks", "chunks", "int64_t", /*default=*/"0",
+           "Virtual stages per rank the partition must have cut (0: as "
+           "the stage table says)">,
   ];
   let dependentDialects = ["::pipecc::pipeline::PipelineDialect"];
 }
@@ -193,16 +203,17 @@ def VerifyPipeline : Pass<"pipecc-verify-pipeline", "::mlir::ModuleOp"> {
   let summary = "Proves every pipeline.pipeline finishes under blocking "
                 "send/recv";
   let description = [{
-    For every `pipeline.pipeline`, checks that each (stage, chunk,
-    micro-batch) runs its forward once and its backward once (fused, or B
-    then W) in order; that the sends from each rank to each peer and the
-    peer's receives match one to one, in order, with the same types; that
-    every compute has received its inputs; and that the programs cannot
-    deadlock when every send and receive blocks until its peer reaches the
-    matching action. Errors name the ranks and actions and sit on the
-    offending ops, with notes on the other ranks' ops. The programs are then
-    handed to the scheduling library's verifier and simulator, which must
-    agree. Success changes nothing.
+    Converts every `pipeline.pipeline` to the scheduling library's
+    programs (with the stage table's durations) and lets the library judge
+    them: each (virtual stage, micro-batch) runs its forward once and its
+    backward once (fused, or B then W) in order, on the rank the placement
+    names; the sends from each rank to each peer and the peer's receives
+    match one to one, in order; every compute has received its inputs; and
+    the programs cannot deadlock when every send and receive blocks until
+    its peer reaches the matching action. The actions the library blames
+    carry the error and notes. Checked on the IR, where the library has no
+    rule: the tensors of a message pair up by name and type, and ranks take
+    their shared all-reduces in one order. Success changes nothing.
   }];
 }
 
@@ -214,8 +225,9 @@ def TestPrintSchedule : Pass<"test-print-schedule", "::mlir::ModuleOp"> {
     `B0`, `W0`, `BW0` for a compute on micro-batch 0 (`F0.1` for chunk 1),
     `>1:name@0` for a send to rank 1 of micro-batch 0, `<0:name@0` for a
     receive from rank 0, `AR:name` and `OPT`. Then the predicted makespan and
-    bubble recorded by `pipecc-schedule`, or simulated with unit durations
-    when there is no record.
+    bubble recorded by `pipecc-schedule`, and the library's simulation of
+    the op as `toLibraryPrograms` converts it (with the stage table's
+    durations), which must reproduce the prediction.
   }];
 }
 

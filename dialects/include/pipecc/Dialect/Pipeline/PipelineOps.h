@@ -8,6 +8,32 @@
 
 #include "pipecc/Dialect/Pipeline/PipelineDialect.h"
 
+#include <optional>
+
+namespace pipecc::pipeline {
+class ProgramOp;
+
+/// The three functions of a virtual stage.
+enum class StageFunctionKind { Forward, BackwardInput, BackwardWeight };
+
+/// "forward", "backward_input", "backward_weight".
+llvm::StringRef stageFunctionKindName(StageFunctionKind kind);
+
+/// Which virtual stage a stage function belongs to, and which of its
+/// functions it is.
+struct StageFunctionRole {
+  int64_t virtualStage;
+  StageFunctionKind kind;
+};
+
+/// The role pipecc-split-stages gave `func`, or nullopt for a function that
+/// is not (or no longer, after pipecc-record-stage-abi) a stage function.
+/// TEMPORARY: reads split-stages' `pipeline.stage` / `pipeline.kind`
+/// attributes; the typed stage attribute of the dialect replaces them
+/// (issue 9, contract 2), and this is the one place that reads them.
+std::optional<StageFunctionRole> getStageFunctionRole(mlir::Operation *func);
+} // namespace pipecc::pipeline
+
 #define GET_OP_CLASSES
 #include "pipecc/Dialect/Pipeline/PipelineOps.h.inc"
 
