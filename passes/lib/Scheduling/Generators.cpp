@@ -21,6 +21,14 @@ std::vector<std::unique_ptr<ScheduleGenerator>> &registry() {
 }
 } // namespace
 
+Result<PlacementKind>
+ScheduleGenerator::placementFor(int chunks) const {
+  if (chunks == 1)
+    return PlacementKind::Linear;
+  return Diagnostic{name() + " needs one chunk per rank, got " +
+                    std::to_string(chunks)};
+}
+
 const ScheduleGenerator *
 pipecc::scheduling::lookupGenerator(std::string_view name) {
   for (const std::unique_ptr<ScheduleGenerator> &generator : registry())

@@ -23,6 +23,10 @@ class InterleavedOneFOneBGenerator : public ScheduleGenerator {
 public:
   std::string name() const override { return "interleaved-1f1b"; }
 
+  Result<PlacementKind> placementFor(int) const override {
+    return PlacementKind::Interleaved;
+  }
+
   Result<Schedule> generate(const ScheduleProblem &problem) const override {
     if (Status status = problem.check(); !status)
       return status;

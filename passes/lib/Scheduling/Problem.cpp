@@ -125,6 +125,32 @@ ScheduleProblem ScheduleProblem::interleaved(int stages, int chunks,
   return problem;
 }
 
+const char *pipecc::scheduling::placementName(PlacementKind kind) {
+  switch (kind) {
+  case PlacementKind::Linear:
+    return "linear";
+  case PlacementKind::Interleaved:
+    return "interleaved";
+  case PlacementKind::VShape:
+    return "v";
+  }
+  return "linear";
+}
+
+ScheduleProblem ScheduleProblem::withPlacement(PlacementKind kind, int ranks,
+                                               int chunks, int microbatches,
+                                               bool splitBackward) {
+  switch (kind) {
+  case PlacementKind::Linear:
+    return linear(ranks, microbatches, splitBackward);
+  case PlacementKind::Interleaved:
+    return interleaved(ranks, chunks, microbatches, splitBackward);
+  case PlacementKind::VShape:
+    return vShape(ranks, microbatches, splitBackward);
+  }
+  return linear(ranks, microbatches, splitBackward);
+}
+
 ScheduleProblem ScheduleProblem::vShape(int stages, int microbatches,
                                         bool splitBackward) {
   ScheduleProblem problem;

@@ -2,6 +2,7 @@
 // and W functions that exchange named tensors. Which op runs where was
 // decided before (pipeline.stage, graph.grad_of); this pass is mechanism.
 #include "PassUtils.h"
+#include "pipecc/Analysis/BackwardSplit.h"
 #include "pipecc/Dialect/Graph/GraphOps.h"
 #include "pipecc/Passes/Attributes.h"
 #include "pipecc/Passes/Passes.h"
@@ -135,9 +136,19 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
     for (Operation &op : body.without_terminator())
       position[&op] = position.size();
 
-    // Backward ops run on their forward op's stage; B if what they compute
-    // flows to an earlier stage or into another B op of theirs.
-    SmallVector<Operation *> backward;
+    // Backward ops run on their forward op's stage, as B or W as
+    // BackwardSplit says (the analysis the partition prices with): B if what
+    // they compute must reach an earlier stage, or an earlier holder of the
+    // parameter whose gradient it is. The per-holder sums of a shared
+    // parameter's gradient run in their holder's W.
+    BackwardSplit split(main, [&](Operation *op) -> std::optional<int> {
+      if (auto param = llvm::dyn_cast<ParamOp>(op);
+          param && paramStages.lookup(param.getParamName()).size() > 1)
+        return std::nullopt;
+      if (auto it = stageOf.find(op); it != stageOf.end())
+        return it->second;
+      return std::nullopt;
+    });
     for (Operation &op : body.without_terminator()) {
       if (isFloating(&op))
         continue;
@@ -153,42 +164,13 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
         groupOf[&op] = {holder->second, BackwardWeight};
         continue;
       }
-      Operation *forward = opById.lookup(gradOf.getInt());
-      if (!forward || !stageOf.count(forward))
+      std::optional<int> stage = split.positionOf(&op);
+      if (!stage)
         return op.emitError("backward op refers to an unknown forward op ")
                << gradOf.getInt();
-      groupOf[&op] = {stageOf[forward], BackwardWeight};
-      backward.push_back(&op);
-    }
-    // A parameter's gradient is accumulated on the parameter's stage: one
-    // computed on a later stage must be sent back, so it belongs to B.
-    auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());
-    for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
-      auto grad = main.getResultAttrOfType<StringAttr>(i, attrs::kGrad);
-      Operation *def = ret.getOperand(i).getDefiningOp();
-      auto group = def ? groupOf.find(def) : groupOf.end();
-      if (grad && group != groupOf.end() &&
-          group->second.stage > ownerStage(grad.getValue()))
-        group->second.phase = BackwardInput;
-    }
-    for (auto &entry : localGradients)
-      for (auto [stage, local] : entry.second) {
-        Operation *def = local.getDefiningOp();
-        auto group = def ? groupOf.find(def) : groupOf.end();
-        if (group != groupOf.end() && group->second.stage > stage)
-          group->second.phase = BackwardInput;
-      }
-    for (Operation *op : llvm::reverse(backward)) {
-      Group &group = groupOf[op];
-      for (Operation *user : op->getUsers()) {
-        auto it = groupOf.find(user);
-        if (it == groupOf.end() || it->second.phase == Forward)
-          continue;
-        if (it->second.stage < group.stage ||
-            (it->second.stage == group.stage &&
-             it->second.phase == BackwardInput))
-          group.phase = BackwardInput;
-      }
+      groupOf[&op] = {*stage, split.isBackwardInput(&op, *stage)
+                                  ? BackwardInput
+                                  : BackwardWeight};
     }
     return success();
   }

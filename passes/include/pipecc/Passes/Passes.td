@@ -72,7 +72,17 @@ def Partition : Pass<"pipecc-partition", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"stages", "stages", "int64_t", /*default=*/"1",
-           "Number of pipeline stages">,
+           "Number of pipeline ranks P">,
+    Option<"chunks", "chunks", "int64_t", /*default=*/"1",
+           "Virtual stages per rank v: the model is cut into P * v virtual "
+           "stages">,
+    Option<"placement", "placement", "std::string", /*default=*/"\"\"",
+           "linear, interleaved or v: which rank holds each virtual stage "
+           "(default: the schedule's placement for chunks, linear for one "
+           "chunk)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"\"",
+           "The schedule the partition is for; its generator chooses the "
+           "placement when placement is not given">,
     Option<"strategy", "strategy", "std::string", /*default=*/"\"dp\"",
            "dp or uniform (ignored when cut-after is given)">,
     ListOption<"cutAfter", "cut-after", "std::string",

@@ -26,6 +26,9 @@ public:
   virtual std::string name() const = 0;
   /// A schedule for `problem`, or why this generator cannot make one.
   virtual Result<Schedule> generate(const ScheduleProblem &problem) const = 0;
+  /// The placement this generator schedules for `chunks` v per rank, or a
+  /// failure saying why it cannot use v (e.g. "1f1b needs one chunk per rank").
+  virtual Result<PlacementKind> placementFor(int chunks) const;
 };
 
 /// All of F, then all of B (B then W for each micro-batch when split). Any

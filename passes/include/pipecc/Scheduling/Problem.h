@@ -49,6 +49,10 @@ const char *kindName(ComputeKind kind);
 /// "F(s1 c0 m3)": for diagnostics and traces.
 std::string describe(const ComputeAction &action);
 
+enum class PlacementKind { Linear, Interleaved, VShape };
+/// "linear", "interleaved", "v".
+const char *placementName(PlacementKind kind);
+
 /// Seconds of each kind of work for one (stage, chunk), per micro-batch.
 struct ChunkDurations {
   double forward = 1;
@@ -87,6 +91,11 @@ struct ScheduleProblem {
   /// Two chunks: chunk 0 runs ranks 0..P-1, chunk 1 comes back P-1..0.
   static ScheduleProblem vShape(int stages, int microbatches,
                                 bool splitBackward = false);
+  /// linear / interleaved / vShape by kind (v must be 1 for Linear, 2 for
+  /// VShape).
+  static ScheduleProblem withPlacement(PlacementKind kind, int ranks,
+                                       int chunks, int microbatches,
+                                       bool splitBackward);
 };
 
 /// The per-rank order of compute actions.
