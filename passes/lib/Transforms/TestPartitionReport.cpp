@@ -1,7 +1,9 @@
 #include "pipecc/CostModel/DeviceProfile.h"
 #include "pipecc/Dialect/Graph/GraphOps.h"
 #include "pipecc/Passes/Attributes.h"
+#include "pipecc/Dialect/Pipeline/PipelineAttrs.h"
 #include "pipecc/Passes/Passes.h"
+#include "pipecc/Passes/StageTable.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/Support/Format.h"
@@ -67,26 +69,24 @@ struct TestPartitionReportPass
     const cost::DeviceProfile *profile =
         cost::lookupDeviceProfile(str(partition, "device"));
     ModuleOp module = getOperation();
-    auto secondsOf = [&](StringRef name) -> std::optional<double> {
-      auto func = module.lookupSymbol<func::FuncOp>(name);
-      if (!func)
-        return std::nullopt;
+    auto secondsOf = [&](func::FuncOp func) {
       double seconds = 0;
-      func.walk([&](pipecc::graph::CostOpInterface op) {
-        seconds += cost::estimateSeconds(op.getCost(), *profile);
-      });
+      if (func)
+        func.walk([&](pipecc::graph::CostOpInterface op) {
+          seconds += cost::estimateSeconds(op.getCost(), *profile);
+        });
       return seconds;
     };
-    for (size_t q = 0; profile && q < partition.getAs<ArrayAttr>("stage_costs").size(); ++q) {
-      std::string prefix = "stage" + std::to_string(q) + "_";
-      std::optional<double> f = secondsOf(prefix + "forward"),
-                            b = secondsOf(prefix + "backward_input"),
-                            w = secondsOf(prefix + "backward_weight");
-      if (!f || !b || !w)
-        continue;
-      os << "stage " << q << " functions: F " << llvm::format("%.3e", *f)
-         << " B " << llvm::format("%.3e", *b) << " W "
-         << llvm::format("%.3e", *w) << " s\n";
+    if (profile && module->hasAttr(pipeline::kStageTableAttrName)) {
+      FailureOr<StageTable> table = readStageTable(module);
+      if (failed(table))
+        return signalPassFailure();
+      for (const VirtualStage &stage : table->stages)
+        os << "stage " << stage.index << " functions: F "
+           << llvm::format("%.3e", secondsOf(stage.forward)) << " B "
+           << llvm::format("%.3e", secondsOf(stage.backwardInput)) << " W "
+           << llvm::format("%.3e", secondsOf(stage.backwardWeight))
+           << " s, rank " << stage.rank << " chunk " << stage.chunk << "\n";
     }
     markAllAnalysesPreserved();
   }

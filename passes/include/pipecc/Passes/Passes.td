@@ -135,7 +135,8 @@ def SplitStages : Pass<"pipecc-split-stages", "::mlir::ModuleOp"> {
     Option<"inference", "inference", "bool", /*default=*/"false",
            "Forward functions only; @main's results are the graph outputs">,
   ];
-  let dependentDialects = ["::pipecc::graph::GraphDialect"];
+  let dependentDialects = ["::pipecc::graph::GraphDialect",
+                           "::pipecc::pipeline::PipelineDialect"];
 }
 
 def PlaceInference : Pass<"pipecc-place-inference", "::mlir::ModuleOp"> {

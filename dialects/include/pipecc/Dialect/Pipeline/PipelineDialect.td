@@ -20,6 +20,15 @@ def Pipeline_Dialect : Dialect {
     stage, tensors with static types. Whole-program properties (every send
     matched by a receive, no deadlock) are checked by a verification pass
     that simulates all programs together.
+
+    Its attributes (PipelineAttrs.td) are the typed contract between the
+    partition, split-stages and the passes after them: the module's
+    `pipeline.stage_table`, verified on the module.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
   }];
 }
 
