@@ -94,9 +94,10 @@ VirtualStageAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!forward || !cost)
     return emitError() << "virtual stage " << index
                        << " needs a forward function and a cost";
-  if (bool(backwardInput) != bool(backwardWeight))
+  if (backwardWeight && !backwardInput)
     return emitError() << "virtual stage " << index
-                       << " names one of its two backward functions only";
+                       << " names a backward_weight function but no "
+                          "backward_input";
   return success();
 }
 
