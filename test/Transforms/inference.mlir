@@ -10,7 +10,8 @@ func.func @main(%x: tensor<4x8xf32> {graph.input = "x"}) -> (tensor<4x2xf32> {gr
   return %y, %y, %x : tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x8xf32>
 }
 
-// CHECK: module attributes {pipeline.inputs = [{name = "x", {{.*}}}], pipeline.parameters = [{name = "w", stages = array<i64: 0>, trainable = false, type = tensor<8x2xf32>}]}
+// CHECK: module attributes {pipeline.inputs = [{name = "x", {{.*}}}], pipeline.parameters = [{name = "w", stages = array<i64: 0>, trainable = false, type = tensor<8x2xf32>}],
+// CHECK-SAME: pipeline.stage_table = #pipeline.stage_table<ranks = 1, chunks = 1, placement = "linear", device = "", stages = [#pipeline.virtual_stage<index = 0, rank = 0, chunk = 0, forward = @stage0_forward, cost = <forward = 1.000000e+00 : f64
 // CHECK-LABEL: func.func @stage0_forward
 // CHECK-SAME: %[[X:.*]]: tensor<4x8xf32> {pipeline.input = "x", pipeline.tensor = "x"}
 // CHECK-SAME: %[[W:.*]]: tensor<8x2xf32> {pipeline.param = "w", pipeline.tensor = "w"}

@@ -23,6 +23,10 @@
 // CHECK: %[[SMB:.*]] = graph.cast %[[SM]] : tensor<4x8xf32> -> tensor<4x8xbf16>
 // CHECK: %[[OUT:.*]] = graph.add %[[SMB]], %[[MM]] : tensor<4x8xbf16>, tensor<4x8xbf16>
 // CHECK: return %[[MM]], %[[OUT]] : tensor<4x8xbf16>, tensor<4x8xbf16>
+module attributes {pipeline.stage_table = #pipeline.stage_table<ranks = 3, chunks = 1, placement = "linear", device = "", stages = [
+  #pipeline.virtual_stage<index = 0, rank = 0, chunk = 0, forward = @stage0_forward, backward_input = @stage0_backward_input, backward_weight = @stage0_backward_weight, cost = <forward = 1.0, backward_input = 1.0, backward_weight = 1.0, activation_bytes = 0, stash_bytes = 0, parameter_bytes = 0, boundary_bytes = 0>>,
+  #pipeline.virtual_stage<index = 1, rank = 1, chunk = 0, forward = @stage1_forward, cost = <forward = 1.0, backward_input = 1.0, backward_weight = 1.0, activation_bytes = 0, stash_bytes = 0, parameter_bytes = 0, boundary_bytes = 0>>,
+  #pipeline.virtual_stage<index = 2, rank = 2, chunk = 0, forward = @stage2_forward, cost = <forward = 1.0, backward_input = 1.0, backward_weight = 1.0, activation_bytes = 0, stash_bytes = 0, parameter_bytes = 0, boundary_bytes = 0>>]>} {
 func.func @stage0_forward(%x: tensor<4x8xf32> {pipeline.input = "x", pipeline.tensor = "x"}, %w: tensor<8x8xf32> {pipeline.param = "w", pipeline.tensor = "w"}) -> (tensor<4x8xf32> {pipeline.tensor = "a0"}, tensor<4x8xf32> {pipeline.tensor = "a1"}) attributes {pipeline.kind = "forward", pipeline.recv = [], pipeline.send = ["a1"], pipeline.stage = 0 : i64} {
   %0 = graph.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
   %1 = graph.softmax %0 axis = 1 : tensor<4x8xf32>
@@ -84,4 +88,8 @@ func.func @stage2_forward(%table: tensor<10x4xf32> {pipeline.param = "wte", pipe
   %0 = graph.gather %table, %ids axis = 0 : tensor<10x4xf32>, tensor<3xi64> -> tensor<3x4xf32>
   %1 = graph.relu %0 : tensor<3x4xf32>
   return %1 : tensor<3x4xf32>
+}
+
+// Stage 0's B, empty here: the table names it with its W.
+func.func @stage0_backward_input() { return }
 }

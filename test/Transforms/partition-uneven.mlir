@@ -5,11 +5,13 @@
 // RUN: pipecc-opt %s -pipecc-autodiff -pipecc-partition="stages=3 strategy=uniform" -test-partition-report -o /dev/null | FileCheck %s --check-prefix=UNIFORM
 // RUN: pipecc-opt %s -pipecc-autodiff -pipecc-partition="stages=3 cut-after=wide1,narrow2" -test-partition-report -o /dev/null | FileCheck %s --check-prefix=MANUAL
 
+// Stage 0 sends no gradient back, so its B is empty and all of its backward
+// is W (what split-stages builds).
 // The cost model prices both: DP's slowest stage is predicted at 2.96 ms
 // against 4.74 ms for uniform, whose first stage holds both wide matmuls.
 // DP: partition dp on host-cpu: 3 stages, bottleneck 2.963e-03 s
 // DP-NEXT: cuts after: 'relu1' 'narrow2'
-// DP-NEXT: stage 0: 'wide1' .. 'relu1' F 1.049e-03 B 3.146e-04 W 8.389e-04 comm 4.294e-04 total 2.631e-03 s
+// DP-NEXT: stage 0: 'wide1' .. 'relu1' F 1.049e-03 B 0.000e+00 W 1.153e-03 comm 4.294e-04 total 2.631e-03 s
 // DP-NEXT: stage 1: 'narrow2' .. 'narrow2' F 8.389e-04 B 8.389e-04 W 8.389e-04 comm 4.460e-04 total 2.963e-03 s
 // DP-NEXT: stage 2: 'relu2' .. 'loss' F 4.832e-04 B 5.131e-04 W 4.227e-04 comm 1.655e-05 total 1.436e-03 s
 

@@ -1,4 +1,5 @@
 #include "pipecc/Dialect/Pipeline/PipelineDialect.h"
+#include "pipecc/Dialect/Pipeline/PipelineAttrs.h"
 #include "pipecc/Dialect/Pipeline/PipelineOps.h"
 
 using namespace mlir;
@@ -11,4 +12,5 @@ void PipelineDialect::initialize() {
 #define GET_OP_LIST
 #include "pipecc/Dialect/Pipeline/PipelineOps.cpp.inc"
       >();
+  registerAttributes();
 }

@@ -27,9 +27,7 @@ Result<Partition> pipecc::partition::bruteForce(const Problem &problem) {
   Partition best;
   while (true) {
     Partition candidate = detail::priceAll(problem, crossing, cuts);
-    bool fits = true;
-    for (const StageCost &stage : candidate.stages)
-      fits = fits && detail::fitsMemory(problem, stage.memoryBytes);
+    bool fits = detail::fitsMemory(problem, candidate);
     if (fits && (!found || candidate.bottleneck < best.bottleneck)) {
       best = candidate;
       found = true;
@@ -47,7 +45,7 @@ Result<Partition> pipecc::partition::bruteForce(const Problem &problem) {
   if (!found) {
     std::ostringstream error;
     error << "no partition of " << numOps << " ops into " << problem.stages
-          << " stages fits the per-stage memory limit of "
+          << " stages fits the per-rank memory limit of "
           << problem.memory->limitBytes << " bytes";
     return Diagnostic{error.str()};
   }

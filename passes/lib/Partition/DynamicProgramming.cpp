@@ -77,6 +77,79 @@ std::vector<int> smallestOptimalCuts(const MinMaxTable &table, int numOps,
   }
   return cuts;
 }
+/// What the rank-level search minimises, compared lexicographically: the
+/// bytes by which ranks overflow the memory limit, then the rank times from
+/// the largest down.
+std::vector<double> rankObjective(const Problem &problem,
+                                  const Partition &partition) {
+  double overflow = 0;
+  std::vector<double> times;
+  for (const RankCost &rank : partition.ranks) {
+    if (problem.memory)
+      overflow += double(
+          std::max<int64_t>(0, rank.memoryBytes - problem.memory->limitBytes));
+    times.push_back(rank.totalSeconds);
+  }
+  std::sort(times.rbegin(), times.rend());
+  times.insert(times.begin(), overflow);
+  return times;
+}
+
+/// With several virtual stages per rank the bottleneck is a rank's sum of
+/// stages, which the segment DP does not see. Local search from `cuts`:
+/// moves the one cut (anywhere between its neighbours) that lowers
+/// rankObjective most, until no move does; every step strictly improves a
+/// finite order, so it ends.
+std::vector<int> improveRankBalance(const Problem &problem,
+                                    const std::vector<int64_t> &crossing,
+                                    std::vector<int> cuts,
+                                    std::vector<double> &objective) {
+  objective = rankObjective(problem, detail::priceAll(problem, crossing, cuts));
+  while (true) {
+    std::vector<int> bestCuts;
+    std::vector<double> best = objective;
+    for (size_t i = 0; i < cuts.size(); ++i) {
+      int low = i == 0 ? 0 : cuts[i - 1] + 1;
+      int high =
+          i + 1 == cuts.size() ? problem.numOps() - 2 : cuts[i + 1] - 1;
+      for (int moved = low; moved <= high; ++moved) {
+        if (moved == cuts[i])
+          continue;
+        std::vector<int> candidate = cuts;
+        candidate[i] = moved;
+        std::vector<double> value = rankObjective(
+            problem, detail::priceAll(problem, crossing, candidate));
+        if (value < best) {
+          best = std::move(value);
+          bestCuts = std::move(candidate);
+        }
+      }
+    }
+    if (bestCuts.empty())
+      return cuts;
+    cuts = std::move(bestCuts);
+    objective = std::move(best);
+  }
+}
+
+/// The better of the local searches from the DP's cuts (balanced virtual
+/// stages) and from equal op counts, so never worse than `uniform`.
+std::vector<int> balanceRanks(const Problem &problem,
+                              const std::vector<int64_t> &crossing,
+                              std::vector<int> dpCuts) {
+  std::vector<int> evenCuts;
+  int base = problem.numOps() / problem.stages;
+  int remainder = problem.numOps() % problem.stages;
+  for (int stage = 0, end = 0; stage + 1 < problem.stages; ++stage) {
+    end += base + (stage < remainder ? 1 : 0);
+    evenCuts.push_back(end - 1);
+  }
+  std::vector<double> fromDp, fromEven;
+  dpCuts = improveRankBalance(problem, crossing, std::move(dpCuts), fromDp);
+  evenCuts =
+      improveRankBalance(problem, crossing, std::move(evenCuts), fromEven);
+  return fromEven < fromDp ? evenCuts : dpCuts;
+}
 } // namespace
 
 Result<Partition> pipecc::partition::dynamicProgramming(const Problem &problem) {
@@ -91,25 +164,26 @@ Result<Partition> pipecc::partition::dynamicProgramming(const Problem &problem) 
   std::vector<int64_t> parameterPrefix(numOps + 1, 0);
   for (int i = 0; i < numOps; ++i) {
     const OpCost &op = problem.ops[i];
+    double backward = 0;
+    for (const BackwardWork &work : op.backward)
+      backward += work.seconds;
     computePrefix[i + 1] = computePrefix[i] + op.forwardSeconds +
-                           op.backwardInputSeconds + op.backwardWeightSeconds;
+                           op.backwardInputSeconds + op.backwardWeightSeconds +
+                           backward;
     activationPrefix[i + 1] = activationPrefix[i] + op.activationBytes;
     parameterPrefix[i + 1] = parameterPrefix[i] + op.parameterBytes;
   }
   auto memoryOf = [&](int stage, int first, int last) {
     return detail::stageMemoryBytes(
-        problem, stage, activationPrefix[last + 1] - activationPrefix[first],
+        problem, problem.rankOf(stage), activationPrefix[last + 1] - activationPrefix[first],
         parameterPrefix[last + 1] - parameterPrefix[first] +
             problem.sharedParameterCost(first, last).first);
   };
   StageCostFn timeOf = [&](int stage, int first, int last) -> double {
     if (!detail::fitsMemory(problem, memoryOf(stage, first, last)))
       return kInfinity;
-    int64_t bytesIn = first > 0 ? crossing[first - 1] : 0;
-    int64_t bytesOut = last < numOps - 1 ? crossing[last] : 0;
     return (computePrefix[last + 1] - computePrefix[first]) +
-           2 * problem.link.transferSeconds(bytesIn) +
-           2 * problem.link.transferSeconds(bytesOut) +
+           detail::boundarySeconds(problem, crossing, stage, first, last) +
            problem.sharedParameterCost(first, last).second;
   };
 
@@ -129,6 +203,9 @@ Result<Partition> pipecc::partition::dynamicProgramming(const Problem &problem) 
           << " bytes on its fullest stage";
     return Diagnostic{error.str()};
   }
-  return evaluate(problem,
-                  smallestOptimalCuts(table, numOps, problem.stages, timeOf));
+  std::vector<int> cuts =
+      smallestOptimalCuts(table, numOps, problem.stages, timeOf);
+  if (problem.numRanks() < problem.stages)
+    cuts = balanceRanks(problem, crossing, std::move(cuts));
+  return evaluate(problem, cuts);
 }

@@ -15,17 +15,28 @@
 
 namespace pipecc::partition::detail {
 
-/// Prices stage `stageIndex` holding ops [first, last]; `crossing` comes from
-/// bytesCrossingEachCut.
+/// Prices virtual stage `stageIndex` holding ops [first, last]; `crossing`
+/// comes from bytesCrossingEachCut, `rankOfOp` (optional) places every op
+/// for the shared parameters' all-reduces.
 StageCost priceStage(const Problem &problem,
                      const std::vector<int64_t> &crossing, int stageIndex,
-                     int first, int last);
+                     int first, int last,
+                     const std::vector<int> *rankOfOp = nullptr);
 
-/// Memory a stage holding these totals needs under the problem's constraint.
-int64_t stageMemoryBytes(const Problem &problem, int stageIndex,
+/// Seconds of the messages at virtual stage `stageIndex`'s two cuts: only
+/// cuts to a virtual stage on another rank send anything.
+double boundarySeconds(const Problem &problem,
+                       const std::vector<int64_t> &crossing, int stageIndex,
+                       int first, int last);
+
+/// Memory a virtual stage holding these totals needs on rank `rank` under
+/// the problem's constraint.
+int64_t stageMemoryBytes(const Problem &problem, int rank,
                          int64_t activationBytes, int64_t parameterBytes);
 
 bool fitsMemory(const Problem &problem, int64_t memoryBytes);
+/// Whether every rank of a priced partition fits.
+bool fitsMemory(const Problem &problem, const Partition &partition);
 
 /// Prices all stages of valid cuts; no memory check.
 Partition priceAll(const Problem &problem,

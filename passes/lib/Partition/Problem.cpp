@@ -25,6 +25,28 @@ Status Problem::check() const {
     error << "the number of stages must be at least 1, got " << stages;
     return Status::failure(error.str());
   }
+  if (!placement.empty()) {
+    if (int(placement.size()) != stages) {
+      error << "the placement gives ranks for " << placement.size()
+            << " virtual stages, expected " << stages;
+      return Status::failure(error.str());
+    }
+    std::vector<bool> used(stages, false);
+    for (int rank : placement) {
+      if (rank < 0 || rank >= stages) {
+        error << "the placement puts a virtual stage on rank " << rank
+              << ", outside [0, " << stages - 1 << "]";
+        return Status::failure(error.str());
+      }
+      used[rank] = true;
+    }
+    if (std::find(used.begin(), used.begin() + numRanks(), false) !=
+        used.begin() + numRanks()) {
+      error << "the placement leaves a rank below " << numRanks() - 1
+            << " without a virtual stage";
+      return Status::failure(error.str());
+    }
+  }
   if (numOps() < stages) {
     error << "cannot cut " << numOps() << " ops into " << stages
           << " non-empty stages";
@@ -98,10 +120,10 @@ Status Problem::check() const {
                "non-negative";
       return Status::failure(error.str());
     }
-    if (int(memory->inFlightMicrobatches.size()) != stages) {
+    if (int(memory->inFlightMicrobatches.size()) != numRanks()) {
       error << "the memory constraint gives in-flight micro-batch counts for "
-            << memory->inFlightMicrobatches.size() << " stages, expected "
-            << stages;
+            << memory->inFlightMicrobatches.size() << " ranks, expected "
+            << numRanks();
       return Status::failure(error.str());
     }
     for (int count : memory->inFlightMicrobatches) {
@@ -115,14 +137,24 @@ Status Problem::check() const {
   return Status::success();
 }
 
-std::pair<int64_t, double> Problem::sharedParameterCost(int first,
-                                                         int last) const {
+int Problem::numRanks() const {
+  if (placement.empty())
+    return stages;
+  return *std::max_element(placement.begin(), placement.end()) + 1;
+}
+
+std::pair<int64_t, double>
+Problem::sharedParameterCost(int first, int last,
+                             const std::vector<int> *rankOfOp) const {
   int64_t bytes = 0;
   double seconds = 0;
   for (const SharedParameter &shared : sharedParameters) {
     bool inside = false, outside = false;
     for (int op : shared.readers)
-      (op >= first && op <= last ? inside : outside) = true;
+      if (op >= first && op <= last)
+        inside = true;
+      else if (!rankOfOp || (*rankOfOp)[op] != (*rankOfOp)[first])
+        outside = true;
     if (!inside)
       continue;
     bytes += shared.bytes;
@@ -152,13 +184,13 @@ pipecc::partition::bytesCrossingEachCut(const Problem &problem) {
   return crossing;
 }
 
-int64_t detail::stageMemoryBytes(const Problem &problem, int stageIndex,
+int64_t detail::stageMemoryBytes(const Problem &problem, int rank,
                                  int64_t activationBytes,
                                  int64_t parameterBytes) {
   if (!problem.memory)
     return 0;
   const MemoryConstraint &memory = *problem.memory;
-  return activationBytes * memory.inFlightMicrobatches[stageIndex] +
+  return activationBytes * memory.inFlightMicrobatches[rank] +
          int64_t(std::llround(double(parameterBytes) *
                               memory.parameterStateMultiplier));
 }
@@ -167,10 +199,24 @@ bool detail::fitsMemory(const Problem &problem, int64_t memoryBytes) {
   return !problem.memory || memoryBytes <= problem.memory->limitBytes;
 }
 
+double detail::boundarySeconds(const Problem &problem,
+                               const std::vector<int64_t> &crossing,
+                               int stageIndex, int first, int last) {
+  double seconds = 0;
+  int rank = problem.rankOf(stageIndex);
+  if (first > 0 && problem.rankOf(stageIndex - 1) != rank)
+    seconds += 2 * problem.link.transferSeconds(crossing[first - 1]);
+  if (last < problem.numOps() - 1 && problem.rankOf(stageIndex + 1) != rank)
+    seconds += 2 * problem.link.transferSeconds(crossing[last]);
+  return seconds;
+}
+
 StageCost detail::priceStage(const Problem &problem,
                              const std::vector<int64_t> &crossing,
-                             int stageIndex, int first, int last) {
+                             int stageIndex, int first, int last,
+                             const std::vector<int> *rankOfOp) {
   StageCost stage;
+  stage.rank = problem.rankOf(stageIndex);
   stage.firstOp = first;
   stage.lastOp = last;
   for (int i = first; i <= last; ++i) {
@@ -178,20 +224,24 @@ StageCost detail::priceStage(const Problem &problem,
     stage.forwardSeconds += op.forwardSeconds;
     stage.backwardInputSeconds += op.backwardInputSeconds;
     stage.backwardWeightSeconds += op.backwardWeightSeconds;
+    for (const BackwardWork &work : op.backward)
+      (isBackwardInput(work.reachesOp, first) ? stage.backwardInputSeconds
+                                              : stage.backwardWeightSeconds) +=
+          work.seconds;
     stage.activationBytes += op.activationBytes;
     stage.parameterBytes += op.parameterBytes;
   }
   auto [sharedBytes, allReduceSeconds] =
-      problem.sharedParameterCost(first, last);
+      problem.sharedParameterCost(first, last, rankOfOp);
   stage.parameterBytes += sharedBytes;
   stage.bytesIn = first > 0 ? crossing[first - 1] : 0;
   stage.bytesOut = last < problem.numOps() - 1 ? crossing[last] : 0;
-  stage.communicationSeconds = 2 * problem.link.transferSeconds(stage.bytesIn) +
-                               2 * problem.link.transferSeconds(stage.bytesOut) +
-                               allReduceSeconds;
+  stage.communicationSeconds =
+      boundarySeconds(problem, crossing, stageIndex, first, last) +
+      allReduceSeconds;
   stage.totalSeconds = stage.forwardSeconds + stage.backwardInputSeconds +
                        stage.backwardWeightSeconds + stage.communicationSeconds;
-  stage.memoryBytes = stageMemoryBytes(problem, stageIndex,
+  stage.memoryBytes = stageMemoryBytes(problem, stage.rank,
                                        stage.activationBytes,
                                        stage.parameterBytes);
   return stage;
@@ -202,17 +252,41 @@ Partition detail::priceAll(const Problem &problem,
                            const std::vector<int> &cutsAfter) {
   Partition partition;
   partition.cutsAfter = cutsAfter;
+  std::vector<int> rankOfOp(problem.numOps());
+  for (int stage = 0, first = 0; stage < problem.stages; ++stage) {
+    int last = stage + 1 < problem.stages ? cutsAfter[stage]
+                                          : problem.numOps() - 1;
+    for (int op = first; op <= last; ++op)
+      rankOfOp[op] = problem.rankOf(stage);
+    first = last + 1;
+  }
+  partition.ranks.resize(problem.numRanks());
   int first = 0;
   for (int stage = 0; stage < problem.stages; ++stage) {
     int last = stage + 1 < problem.stages ? cutsAfter[stage]
                                           : problem.numOps() - 1;
-    partition.stages.push_back(
-        priceStage(problem, crossing, stage, first, last));
-    partition.bottleneck =
-        std::max(partition.bottleneck, partition.stages.back().totalSeconds);
+    StageCost cost = priceStage(problem, crossing, stage, first, last,
+                                problem.placement.empty() ? nullptr
+                                                          : &rankOfOp);
+    RankCost &rank = partition.ranks[cost.rank];
+    rank.computeSeconds += cost.forwardSeconds + cost.backwardInputSeconds +
+                           cost.backwardWeightSeconds;
+    rank.communicationSeconds += cost.communicationSeconds;
+    rank.totalSeconds += cost.totalSeconds;
+    rank.memoryBytes += cost.memoryBytes;
+    partition.stages.push_back(cost);
     first = last + 1;
   }
+  for (const RankCost &rank : partition.ranks)
+    partition.bottleneck = std::max(partition.bottleneck, rank.totalSeconds);
   return partition;
+}
+
+bool detail::fitsMemory(const Problem &problem, const Partition &partition) {
+  for (const RankCost &rank : partition.ranks)
+    if (!fitsMemory(problem, rank.memoryBytes))
+      return false;
+  return true;
 }
 
 std::string detail::formatCuts(const std::vector<int> &cutsAfter) {
@@ -247,14 +321,21 @@ Result<Partition> pipecc::partition::evaluate(const Problem &problem,
   }
   Partition partition =
       detail::priceAll(problem, bytesCrossingEachCut(problem), cutsAfter);
-  for (size_t s = 0; s < partition.stages.size(); ++s) {
-    const StageCost &stage = partition.stages[s];
-    if (!detail::fitsMemory(problem, stage.memoryBytes)) {
-      error << "stage " << s << " (ops " << stage.firstOp << ".."
+  for (size_t r = 0; r < partition.ranks.size(); ++r) {
+    const RankCost &rank = partition.ranks[r];
+    if (detail::fitsMemory(problem, rank.memoryBytes))
+      continue;
+    if (problem.placement.empty()) {
+      const StageCost &stage = partition.stages[r];
+      error << "stage " << r << " (ops " << stage.firstOp << ".."
             << stage.lastOp << ") needs " << stage.memoryBytes
             << " bytes, over the limit of " << problem.memory->limitBytes;
-      return Diagnostic{error.str()};
+    } else {
+      error << "rank " << r << " needs " << rank.memoryBytes
+            << " bytes for its virtual stages, over the limit of "
+            << problem.memory->limitBytes;
     }
+    return Diagnostic{error.str()};
   }
   return partition;
 }

@@ -18,6 +18,7 @@
 #include "pipecc/Dialect/Pipeline/PipelineOps.h"
 #include "pipecc/Passes/Attributes.h"
 #include "pipecc/Passes/Passes.h"
+#include "pipecc/Passes/StageTable.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -77,11 +78,9 @@ Type withElement(Type type, Type element) {
 
 /// The tensor names that stay f32 in every signature: master weights, data,
 /// gradients, the loss and its count, and inference outputs.
-llvm::StringSet<> keptTensorNames(ModuleOp module) {
+llvm::StringSet<> keptTensorNames(ArrayRef<func::FuncOp> stageFunctions) {
   llvm::StringSet<> kept;
-  for (auto func : module.getOps<func::FuncOp>()) {
-    if (!pipeline::getStageFunctionRole(func))
-      continue;
+  for (func::FuncOp func : stageFunctions) {
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
       if (func.getArgAttr(i, attrs::kBindParam) ||
           func.getArgAttr(i, attrs::kBindInput))
@@ -223,10 +222,20 @@ struct LowerPrecisionPass
           << precision << "'; expected fp32 or bf16";
       return signalPassFailure();
     }
-    llvm::StringSet<> kept = keptTensorNames(module);
+    // The stage functions, from the stage table split-stages wrote.
+    FailureOr<StageTable> table = readStageTable(module);
+    if (failed(table))
+      return signalPassFailure();
+    SmallVector<func::FuncOp> stageFunctions;
+    for (const VirtualStage &stage : table->stages)
+      for (func::FuncOp func :
+           {stage.forward, stage.backwardInput, stage.backwardWeight})
+        if (func)
+          stageFunctions.push_back(func);
+    llvm::StringSet<> kept = keptTensorNames(stageFunctions);
     uint64_t casts = 0;
-    for (auto func : module.getOps<func::FuncOp>()) {
-      if (!pipeline::getStageFunctionRole(func) || func.isExternal())
+    for (func::FuncOp func : stageFunctions) {
+      if (func.isExternal())
         continue;
       if (failed(FunctionRewriter(func, kept, casts).run()))
         return signalPassFailure();

@@ -2,11 +2,13 @@
 // problem priced by the cost model, runs the chosen algorithm from the
 // PipeccPartition library, and records the answer on the IR.
 #include "PassUtils.h"
+#include "pipecc/Analysis/BackwardSplit.h"
 #include "pipecc/CostModel/DeviceProfile.h"
 #include "pipecc/Dialect/Graph/GraphOps.h"
 #include "pipecc/Partition/Algorithms.h"
 #include "pipecc/Passes/Attributes.h"
 #include "pipecc/Passes/Passes.h"
+#include "pipecc/Scheduling/Generators.h"
 #include "pipecc/Support/Escape.h"
 
 #include "mlir/IR/Builders.h"
@@ -70,6 +72,52 @@ bool isStageOp(Operation *op) {
 struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
   using PartitionBase::PartitionBase;
 
+  scheduling::PlacementKind placementKindChosen =
+      scheduling::PlacementKind::Linear;
+  std::optional<BackwardSplit> backwardSplit;
+
+  /// The placement the cuts are priced for: the option, else what the
+  /// schedule's generator uses for `chunks`, else linear (one chunk only).
+  FailureOr<scheduling::PlacementKind> placementKind(ModuleOp module) {
+    using scheduling::PlacementKind;
+    if (!placement.empty()) {
+      for (PlacementKind kind : {PlacementKind::Linear,
+                                 PlacementKind::Interleaved,
+                                 PlacementKind::VShape})
+        if (placement == scheduling::placementName(kind)) {
+          if (kind == PlacementKind::Linear && chunks != 1)
+            return module.emitError("pipecc-partition: placement=linear "
+                                    "needs chunks=1, got chunks=")
+                   << static_cast<int64_t>(chunks);
+          if (kind == PlacementKind::VShape && chunks != 2)
+            return module.emitError("pipecc-partition: placement=v needs "
+                                    "chunks=2, got chunks=")
+                   << static_cast<int64_t>(chunks);
+          return kind;
+        }
+      return module.emitError("pipecc-partition: unknown placement '")
+             << placement << "'; expected linear, interleaved or v";
+    }
+    if (!schedule.empty()) {
+      const scheduling::ScheduleGenerator *generator =
+          scheduling::lookupGenerator(schedule);
+      if (!generator)
+        return module.emitError("pipecc-partition: unknown schedule '")
+               << schedule << "'";
+      scheduling::Result<PlacementKind> kind =
+          generator->placementFor(static_cast<int>(chunks));
+      if (!kind.ok())
+        return module.emitError("pipecc-partition: ") << kind.message();
+      return *kind;
+    }
+    if (chunks != 1)
+      return module.emitError("pipecc-partition: chunks=")
+             << static_cast<int64_t>(chunks)
+             << " needs a placement (linear, interleaved or v) or a "
+                "schedule to take it from";
+    return PlacementKind::Linear;
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     func::FuncOp func = getModelFunction(module);
@@ -80,10 +128,21 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
       module.emitError("unknown device profile '") << device << "'";
       return signalPassFailure();
     }
-    if (stages < 1) {
-      module.emitError("--stages must be at least 1, got ") << static_cast<int64_t>(stages);
+    if (stages < 1 || stages > 4096) {
+      module.emitError("--stages must be in [1, 4096], got ")
+          << static_cast<int64_t>(stages);
       return signalPassFailure();
     }
+    if (chunks < 1 || chunks > 64) {
+      module.emitError("pipecc-partition: chunks must be in [1, 64], got ")
+          << static_cast<int64_t>(chunks);
+      return signalPassFailure();
+    }
+    FailureOr<scheduling::PlacementKind> kind = placementKind(module);
+    if (failed(kind))
+      return signalPassFailure();
+    placementKindChosen = *kind;
+    const int64_t virtualStages = stages * chunks;
 
     // The nodes of the problem: ONNX nodes in program order. The ops one
     // node imported as (a Gemm's matmul and add) share its location and
@@ -112,14 +171,21 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
                      "autodiff first");
       return signalPassFailure();
     }
-    if (static_cast<int64_t>(nodes.size()) < stages) {
+    if (static_cast<int64_t>(nodes.size()) < virtualStages) {
       func.emitError("cannot cut ")
-          << nodes.size() << " nodes into " << static_cast<int64_t>(stages) << " stages";
+          << nodes.size() << " nodes into " << virtualStages
+          << (chunks > 1 ? " virtual stages" : " stages");
       return signalPassFailure();
     }
 
     partition::Problem problem;
-    problem.stages = stages;
+    problem.stages = virtualStages;
+    if (chunks > 1 || placementKindChosen != scheduling::PlacementKind::Linear)
+      for (auto [rank, chunk] :
+           scheduling::ScheduleProblem::withPlacement(
+               placementKindChosen, stages, chunks, 1, true)
+               .placement)
+        problem.placement.push_back(rank);
     problem.link = {profile->name.str(), profile->linkBytesPerSecond,
                     profile->linkLatencySeconds};
     problem.ops.resize(nodes.size());
@@ -131,38 +197,47 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
               cost::estimateSeconds(costly.getCost(), *profile);
     }
 
-    // Backward ops: B if their results flow into another forward op's
-    // backward (towards an activation gradient), else W.
-    SmallVector<Operation *> backward;
-    for (Operation &op : body.without_terminator())
-      if (op.hasAttr(attrs::kGradOf))
-        backward.push_back(&op);
-    DenseSet<Operation *> isB;
-    auto gradOf = [](Operation *op) {
-      return op->getAttrOfType<IntegerAttr>(attrs::kGradOf).getInt();
+    // Backward ops cost their forward node; BackwardSplit says how far back
+    // each one's result must go, which makes it B or W once the cuts are
+    // known (the rule split-stages applies to the same analysis). A
+    // parameter's gradient accumulation belongs to its only reader; one
+    // with readers on several nodes is summed per holding stage by
+    // split-stages, outside the problem.
+    DenseMap<Operation *, int> paramNode;
+    for (auto param : body.getOps<ParamOp>()) {
+      std::optional<int> only;
+      bool several = false;
+      for (Operation *user : param->getUsers())
+        if (auto it = nodeOf.find(user); it != nodeOf.end()) {
+          several = several || (only && *only != it->second);
+          only = it->second;
+        }
+      if (only && !several)
+        paramNode[param] = *only;
+    }
+    auto positionOf = [&](Operation *op) -> std::optional<int> {
+      if (auto it = nodeOf.find(op); it != nodeOf.end())
+        return it->second;
+      if (auto it = paramNode.find(op); it != paramNode.end())
+        return it->second;
+      return std::nullopt;
     };
-    for (Operation *op : llvm::reverse(backward))
-      for (Operation *user : op->getUsers())
-        if (user->hasAttr(attrs::kGradOf) &&
-            (gradOf(user) != gradOf(op) || isB.contains(user)))
-          isB.insert(op);
+    backwardSplit.emplace(func, positionOf);
     // Activations are kept by the stage whose backward reads them (a value
     // received from an earlier stage is kept where it is read).
     DenseSet<std::pair<Value, int>> saved;
-    for (Operation *op : backward) {
-      auto node = nodeOfOpId.find(gradOf(op));
-      if (node == nodeOfOpId.end())
-        continue; // gradients of parameters and constants cost nothing here
+    for (Operation &op : body.without_terminator()) {
+      std::optional<int> node = backwardSplit->positionOf(&op);
+      if (!node)
+        continue;
       double seconds = 0;
       if (auto costly = llvm::dyn_cast<CostOpInterface>(op))
         seconds = cost::estimateSeconds(costly.getCost(), *profile);
-      auto &opCost = problem.ops[node->second];
-      (isB.contains(op) ? opCost.backwardInputSeconds
-                        : opCost.backwardWeightSeconds) += seconds;
-      for (Value operand : op->getOperands())
+      auto &opCost = problem.ops[*node];
+      opCost.backward.push_back({backwardSplit->reach(&op), seconds});
+      for (Value operand : op.getOperands())
         if (Operation *def = operand.getDefiningOp();
-            def && nodeOf.count(def) &&
-            saved.insert({operand, node->second}).second)
+            def && nodeOf.count(def) && saved.insert({operand, *node}).second)
           opCost.activationBytes += bytesOf(operand.getType());
     }
 
@@ -307,8 +382,18 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
     SmallVector<Attribute> cuts, stageCosts;
     for (int cut : partition.cutsAfter)
       cuts.push_back(b.getStringAttr(problem.ops[cut].name));
+    auto stageStartOf = [&](int node) {
+      for (const partition::StageCost &s : partition.stages)
+        if (node >= s.firstOp && node <= s.lastOp)
+          return s.firstOp;
+      return 0;
+    };
     for (const partition::StageCost &s : partition.stages)
       stageCosts.push_back(b.getDictionaryAttr({
+          b.getNamedAttr("rank", b.getI64IntegerAttr(s.rank)),
+          b.getNamedAttr("stash_bytes",
+                         b.getI64IntegerAttr(backwardSplit->stashBytes(
+                             s.firstOp, s.lastOp, stageStartOf))),
           b.getNamedAttr("first", b.getStringAttr(problem.ops[s.firstOp].name)),
           b.getNamedAttr("last", b.getStringAttr(problem.ops[s.lastOp].name)),
           b.getNamedAttr("forward_s", b.getF64FloatAttr(s.forwardSeconds)),
@@ -333,6 +418,10 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
             b.getNamedAttr("strategy", b.getStringAttr(how)),
             b.getNamedAttr("device", b.getStringAttr(profile.name)),
             b.getNamedAttr("stages", b.getI64IntegerAttr(stages)),
+            b.getNamedAttr("chunks", b.getI64IntegerAttr(chunks)),
+            b.getNamedAttr("placement",
+                           b.getStringAttr(scheduling::placementName(
+                               placementKindChosen))),
             b.getNamedAttr("cuts_after", b.getArrayAttr(cuts)),
             b.getNamedAttr("bottleneck_s",
                            b.getF64FloatAttr(partition.bottleneck)),

@@ -2,7 +2,9 @@
 // and W functions that exchange named tensors. Which op runs where was
 // decided before (pipeline.stage, graph.grad_of); this pass is mechanism.
 #include "PassUtils.h"
+#include "pipecc/Analysis/BackwardSplit.h"
 #include "pipecc/Dialect/Graph/GraphOps.h"
+#include "pipecc/Dialect/Pipeline/PipelineAttrs.h"
 #include "pipecc/Passes/Attributes.h"
 #include "pipecc/Passes/Passes.h"
 
@@ -135,9 +137,19 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
     for (Operation &op : body.without_terminator())
       position[&op] = position.size();
 
-    // Backward ops run on their forward op's stage; B if what they compute
-    // flows to an earlier stage or into another B op of theirs.
-    SmallVector<Operation *> backward;
+    // Backward ops run on their forward op's stage, as B or W as
+    // BackwardSplit says (the analysis the partition prices with): B if what
+    // they compute must reach an earlier stage, or an earlier holder of the
+    // parameter whose gradient it is. The per-holder sums of a shared
+    // parameter's gradient run in their holder's W.
+    BackwardSplit split(main, [&](Operation *op) -> std::optional<int> {
+      if (auto param = llvm::dyn_cast<ParamOp>(op);
+          param && paramStages.lookup(param.getParamName()).size() > 1)
+        return std::nullopt;
+      if (auto it = stageOf.find(op); it != stageOf.end())
+        return it->second;
+      return std::nullopt;
+    });
     for (Operation &op : body.without_terminator()) {
       if (isFloating(&op))
         continue;
@@ -153,42 +165,13 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
         groupOf[&op] = {holder->second, BackwardWeight};
         continue;
       }
-      Operation *forward = opById.lookup(gradOf.getInt());
-      if (!forward || !stageOf.count(forward))
+      std::optional<int> stage = split.positionOf(&op);
+      if (!stage)
         return op.emitError("backward op refers to an unknown forward op ")
                << gradOf.getInt();
-      groupOf[&op] = {stageOf[forward], BackwardWeight};
-      backward.push_back(&op);
-    }
-    // A parameter's gradient is accumulated on the parameter's stage: one
-    // computed on a later stage must be sent back, so it belongs to B.
-    auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());
-    for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
-      auto grad = main.getResultAttrOfType<StringAttr>(i, attrs::kGrad);
-      Operation *def = ret.getOperand(i).getDefiningOp();
-      auto group = def ? groupOf.find(def) : groupOf.end();
-      if (grad && group != groupOf.end() &&
-          group->second.stage > ownerStage(grad.getValue()))
-        group->second.phase = BackwardInput;
-    }
-    for (auto &entry : localGradients)
-      for (auto [stage, local] : entry.second) {
-        Operation *def = local.getDefiningOp();
-        auto group = def ? groupOf.find(def) : groupOf.end();
-        if (group != groupOf.end() && group->second.stage > stage)
-          group->second.phase = BackwardInput;
-      }
-    for (Operation *op : llvm::reverse(backward)) {
-      Group &group = groupOf[op];
-      for (Operation *user : op->getUsers()) {
-        auto it = groupOf.find(user);
-        if (it == groupOf.end() || it->second.phase == Forward)
-          continue;
-        if (it->second.stage < group.stage ||
-            (it->second.stage == group.stage &&
-             it->second.phase == BackwardInput))
-          group.phase = BackwardInput;
-      }
+      groupOf[&op] = {*stage, split.isBackwardInput(&op, *stage)
+                                  ? BackwardInput
+                                  : BackwardWeight};
     }
     return success();
   }
@@ -448,7 +431,7 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
       for (Phase phase : {Forward, BackwardInput, BackwardWeight})
         buildFunction(builder, main, {stage, phase}, loss, paramGradOf);
     main.erase();
-    return success();
+    return recordStageTable();
   }
 
   /// Inference: @main's results are the graph outputs; each is returned by
@@ -472,6 +455,94 @@ struct SplitStagesPass : pipecc::impl::SplitStagesBase<SplitStagesPass> {
     for (int stage = 0; stage < numStages; ++stage)
       buildFunction(builder, main, {stage, Forward}, Value(), noGradients);
     main.erase();
+    return recordStageTable();
+  }
+
+  /// The typed contract later passes read through readStageTable: each
+  /// virtual stage's functions, rank, chunk and the partition's costs for
+  /// it (unit seconds on one linear rank per stage without a partition).
+  LogicalResult recordStageTable() {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    int64_t ranks = numStages, chunks = 1;
+    std::string placement = "linear", device;
+    ArrayAttr costs;
+    if (auto partition =
+            module->getAttrOfType<DictionaryAttr>(attrs::kPartition)) {
+      auto ranksAttr = partition.getAs<IntegerAttr>("stages");
+      auto chunksAttr = partition.getAs<IntegerAttr>("chunks");
+      auto placementAttr = partition.getAs<StringAttr>("placement");
+      auto deviceAttr = partition.getAs<StringAttr>("device");
+      costs = partition.getAs<ArrayAttr>("stage_costs");
+      if (!ranksAttr || !chunksAttr || !placementAttr || !deviceAttr ||
+          !costs)
+        return module.emitError("malformed ")
+               << attrs::kPartition
+               << ": it needs stages, chunks, placement, device and "
+                  "stage_costs";
+      ranks = ranksAttr.getInt();
+      chunks = chunksAttr.getInt();
+      placement = placementAttr.getValue().str();
+      device = deviceAttr.getValue().str();
+      if (static_cast<int64_t>(costs.size()) != numStages ||
+          ranks * chunks != numStages)
+        return module.emitError("the partition describes ")
+               << costs.size() << " virtual stages on " << ranks
+               << " ranks x " << chunks
+               << " chunks, but the ops are placed on " << numStages;
+    }
+    SmallVector<Attribute> stages;
+    for (int q = 0; q < numStages; ++q) {
+      auto cost = pipeline::StageCostAttr::get(ctx, 1, 1, 1, 0, 0, 0, 0);
+      int64_t rank = q, chunk = 0;
+      if (costs) {
+        auto entry = llvm::dyn_cast<DictionaryAttr>(costs[q]);
+        auto f64 = [&](StringRef key) {
+          auto value = entry ? entry.getAs<FloatAttr>(key) : FloatAttr();
+          return value ? value.getValueAsDouble() : -1.0;
+        };
+        auto i64 = [&](StringRef key) {
+          auto value = entry ? entry.getAs<IntegerAttr>(key) : IntegerAttr();
+          return value ? value.getInt() : int64_t(-1);
+        };
+        cost = pipeline::StageCostAttr::getChecked(
+            [&] { return module.emitError(); }, ctx,
+            FloatAttr::get(Float64Type::get(ctx), f64("forward_s")),
+            FloatAttr::get(Float64Type::get(ctx), f64("backward_input_s")),
+            FloatAttr::get(Float64Type::get(ctx), f64("backward_weight_s")),
+            i64("activation_bytes"), i64("stash_bytes"),
+            i64("parameter_bytes"), i64("bytes_out"));
+        if (!cost)
+          return failure();
+        rank = i64("rank");
+        // The chunk: how many of this rank's stages come before q.
+        chunk = 0;
+        for (int p = 0; p < q; ++p)
+          if (auto other = llvm::dyn_cast<DictionaryAttr>(costs[p]);
+              other && other.getAs<IntegerAttr>("rank") &&
+              other.getAs<IntegerAttr>("rank").getInt() == rank)
+            ++chunk;
+      }
+      std::string prefix = "stage" + std::to_string(q) + "_";
+      auto symbol = [&](Phase phase) {
+        return inference && phase != Forward
+                   ? FlatSymbolRefAttr()
+                   : FlatSymbolRefAttr::get(ctx, prefix + kPhaseNames[phase]);
+      };
+      auto stage = pipeline::VirtualStageAttr::getChecked(
+          [&] { return module.emitError(); }, ctx, int64_t(q), rank, chunk,
+          symbol(Forward), symbol(BackwardInput), symbol(BackwardWeight),
+          cost);
+      if (!stage)
+        return failure();
+      stages.push_back(stage);
+    }
+    auto table = pipeline::StageTableAttr::getChecked(
+        [&] { return module.emitError(); }, ctx, ranks, chunks,
+        StringRef(placement), StringRef(device), ArrayAttr::get(ctx, stages));
+    if (!table)
+      return failure();
+    module->setAttr(pipeline::kStageTableAttrName, table);
     return success();
   }
 

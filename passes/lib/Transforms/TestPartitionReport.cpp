@@ -1,5 +1,9 @@
+#include "pipecc/CostModel/DeviceProfile.h"
+#include "pipecc/Dialect/Graph/GraphOps.h"
 #include "pipecc/Passes/Attributes.h"
+#include "pipecc/Dialect/Pipeline/PipelineAttrs.h"
 #include "pipecc/Passes/Passes.h"
+#include "pipecc/Passes/StageTable.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/Support/Format.h"
@@ -11,6 +15,7 @@ namespace pipecc {
 } // namespace pipecc
 
 using namespace mlir;
+using namespace pipecc;
 
 namespace {
 struct TestPartitionReportPass
@@ -32,9 +37,13 @@ struct TestPartitionReportPass
     auto i64 = [&](DictionaryAttr d, StringRef key) {
       return d.getAs<IntegerAttr>(key).getInt();
     };
+    int64_t ranks = i64(partition, "stages"), chunks = i64(partition, "chunks");
     os << "partition " << str(partition, "strategy") << " on "
-       << str(partition, "device") << ": " << i64(partition, "stages")
-       << " stages, bottleneck "
+       << str(partition, "device") << ": " << ranks * chunks << " stages";
+    if (chunks > 1)
+      os << " on " << ranks << " ranks (" << str(partition, "placement")
+         << ")";
+    os << ", bottleneck "
        << llvm::format("%.3e", f64(partition, "bottleneck_s")) << " s\n";
     os << "cuts after:";
     for (Attribute cut : partition.getAs<ArrayAttr>("cuts_after"))
@@ -51,7 +60,33 @@ struct TestPartitionReportPass
          << llvm::format("%.3e", f64(stage, "communication_s")) << " total "
          << llvm::format("%.3e", f64(stage, "total_s")) << " s, activations "
          << i64(stage, "activation_bytes") << " B, parameters "
-         << i64(stage, "parameter_bytes") << " B\n";
+         << i64(stage, "parameter_bytes") << " B, stash "
+         << i64(stage, "stash_bytes") << " B, rank " << i64(stage, "rank")
+         << "\n";
+    }
+    // After split-stages: what the stage functions cost on the same
+    // device, which must be what the partition priced.
+    const cost::DeviceProfile *profile =
+        cost::lookupDeviceProfile(str(partition, "device"));
+    ModuleOp module = getOperation();
+    auto secondsOf = [&](func::FuncOp func) {
+      double seconds = 0;
+      if (func)
+        func.walk([&](pipecc::graph::CostOpInterface op) {
+          seconds += cost::estimateSeconds(op.getCost(), *profile);
+        });
+      return seconds;
+    };
+    if (profile && module->hasAttr(pipeline::kStageTableAttrName)) {
+      FailureOr<StageTable> table = readStageTable(module);
+      if (failed(table))
+        return signalPassFailure();
+      for (const VirtualStage &stage : table->stages)
+        os << "stage " << stage.index << " functions: F "
+           << llvm::format("%.3e", secondsOf(stage.forward)) << " B "
+           << llvm::format("%.3e", secondsOf(stage.backwardInput)) << " W "
+           << llvm::format("%.3e", secondsOf(stage.backwardWeight))
+           << " s, rank " << stage.rank << " chunk " << stage.chunk << "\n";
     }
     markAllAnalysesPreserved();
   }

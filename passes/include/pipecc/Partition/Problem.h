@@ -32,6 +32,23 @@
 
 namespace pipecc::partition {
 
+/// Backward work of an op whose role depends on the cuts: it computes a
+/// gradient that must reach op `reachesOp` (its smallest consumer in model
+/// order). On a stage whose first op comes after `reachesOp` the gradient
+/// leaves the stage, so the work is on the B path; otherwise only weight
+/// gradients need it and it is W. pipecc::BackwardSplit (the IR analysis
+/// split-stages uses too) computes `reachesOp`.
+struct BackwardWork {
+  int reachesOp = 0;
+  double seconds = 0;
+};
+
+/// Whether backward work reaching op `reachesOp` is B on a stage starting at
+/// op `stageFirstOp`: the one rule the pricing and split-stages share.
+inline bool isBackwardInput(int reachesOp, int stageFirstOp) {
+  return reachesOp < stageFirstOp;
+}
+
 /// Costs of one op in the topological order. Times are seconds per
 /// micro-batch.
 struct OpCost {
@@ -43,6 +60,9 @@ struct OpCost {
   /// backward, per micro-batch.
   int64_t activationBytes = 0;
   int64_t parameterBytes = 0;
+  /// Backward work priced as B or W by the stage's first op (on top of the
+  /// unconditional seconds above).
+  std::vector<BackwardWork> backward;
 };
 
 /// A tensor produced by one op and read by one or more later ops. A tensor
@@ -68,11 +88,12 @@ struct LinkProfile {
   }
 };
 
-/// Per-stage memory: activationBytes * inFlightMicrobatches[stage] +
-/// parameterBytes * parameterStateMultiplier must not exceed limitBytes.
-/// The schedule decides the in-flight counts (1F1B keeps P - s on stage s),
-/// the optimizer the multiplier (weights + gradients + AdamW's two moments =
-/// 4).
+/// Per-rank memory: the sum over the rank's virtual stages of
+/// activationBytes * inFlightMicrobatches[rank] + parameterBytes *
+/// parameterStateMultiplier must not exceed limitBytes. The schedule decides
+/// the in-flight counts, in micro-batches of activations through all of the
+/// rank's virtual stages (1F1B keeps P - r on rank r), the optimizer the
+/// multiplier (weights + gradients + AdamW's two moments = 4).
 struct MemoryConstraint {
   int64_t limitBytes = 0;
   std::vector<int> inFlightMicrobatches;
@@ -95,11 +116,19 @@ struct Problem {
   std::vector<SharedParameter> sharedParameters;
   /// Micro-batches per step, over which the all-reduces are spread.
   int microbatches = 1;
+  /// Virtual stages V = ranks * chunks to cut the ops into.
   int stages = 1;
+  /// The rank of each virtual stage (V entries, every rank in 0..R-1 used);
+  /// empty means linear: virtual stage q on rank q.
+  std::vector<int> placement;
   LinkProfile link;
   std::optional<MemoryConstraint> memory;
 
   int numOps() const { return int(ops.size()); }
+  int numRanks() const;
+  int rankOf(int stage) const {
+    return placement.empty() ? stage : placement[stage];
+  }
 
   /// Convenience for tensors with a single consumer.
   void addTensor(int producer, int consumer, int64_t bytes) {
@@ -107,16 +136,22 @@ struct Problem {
   }
 
   /// Checks that the inputs make sense: at least as many ops as stages,
-  /// tensors forward-pointing and in range, no negative or non-finite costs.
+  /// tensors forward-pointing and in range, no negative or non-finite costs,
+  /// a placement onto ranks 0..R-1.
   Status check() const;
 
-  /// The shared parameters' bytes a stage holding ops [first, last] keeps,
-  /// and the seconds per micro-batch of their all-reduces.
-  std::pair<int64_t, double> sharedParameterCost(int first, int last) const;
+  /// The shared parameters' bytes a virtual stage holding ops [first, last]
+  /// keeps, and the seconds per micro-batch of their all-reduces (those read
+  /// on another rank too; `rankOfOp` gives each op's rank, null = all on
+  /// other ranks).
+  std::pair<int64_t, double>
+  sharedParameterCost(int first, int last,
+                      const std::vector<int> *rankOfOp = nullptr) const;
 };
 
-/// What one stage costs under a given partition.
+/// What one virtual stage costs under a given partition.
 struct StageCost {
+  int rank = 0;
   int firstOp = 0;
   int lastOp = 0;
   double forwardSeconds = 0;
@@ -135,11 +170,20 @@ struct StageCost {
   int64_t memoryBytes = 0;
 };
 
+/// What one rank costs: the sums over its virtual stages.
+struct RankCost {
+  double computeSeconds = 0;
+  double communicationSeconds = 0;
+  double totalSeconds = 0;
+  int64_t memoryBytes = 0;
+};
+
 struct Partition {
-  /// Stage k ends after op cutsAfter[k]; P - 1 strictly increasing entries.
+  /// Stage k ends after op cutsAfter[k]; V - 1 strictly increasing entries.
   std::vector<int> cutsAfter;
   std::vector<StageCost> stages;
-  /// The largest stage's totalSeconds.
+  std::vector<RankCost> ranks;
+  /// The largest rank's totalSeconds.
   double bottleneck = 0;
 };
 
@@ -147,8 +191,8 @@ struct Partition {
 /// tensors produced at or before i and last consumed after i. Size N - 1.
 std::vector<int64_t> bytesCrossingEachCut(const Problem &problem);
 
-/// Prices the stages that `cutsAfter` defines, checking that the cuts are P-1
-/// strictly increasing positions in [0, N-2] and that every stage fits the
+/// Prices the stages that `cutsAfter` defines, checking that the cuts are V-1
+/// strictly increasing positions in [0, N-2] and that every rank fits the
 /// memory constraint. The problem must pass check().
 Result<Partition> evaluate(const Problem &problem,
                            const std::vector<int> &cutsAfter);

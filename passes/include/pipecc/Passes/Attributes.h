@@ -21,12 +21,17 @@ inline constexpr llvm::StringLiteral kLossCount = "pipeline.loss_count";
 inline constexpr llvm::StringLiteral kOpId = "graph.op_id";
 /// On backward ops: the number of the forward op they differentiate.
 inline constexpr llvm::StringLiteral kGradOf = "graph.grad_of";
-/// On forward ops: the pipeline stage that runs them (partition).
+/// On forward ops: the virtual stage that runs them (partition).
 inline constexpr llvm::StringLiteral kStage = "pipeline.stage";
-/// On the module: the partition's cuts and predicted stage costs.
+/// On the module: the partition's cuts, placement and predicted costs per
+/// virtual stage (split-stages turns them into the typed
+/// `pipeline.stage_table`, pipeline::kStageTableAttrName, which passes
+/// after split-stages read through readStageTable, StageTable.h).
 inline constexpr llvm::StringLiteral kPartition = "pipeline.partition";
-/// On stage functions (split-stages): the stage, and which of its three
-/// functions this is: "forward", "backward_input" or "backward_weight".
+/// On stage functions (split-stages): the virtual stage, and which of its
+/// three functions this is: "forward", "backward_input" or
+/// "backward_weight". The stage table says the same by symbol; these stay
+/// until every reader uses readStageTable, then they retire.
 inline constexpr llvm::StringLiteral kFunctionStage = "pipeline.stage";
 inline constexpr llvm::StringLiteral kFunctionKind = "pipeline.kind";
 /// On stage function arguments and results: the tensor's name.

@@ -63,16 +63,29 @@ def Partition : Pass<"pipecc-partition", "::mlir::ModuleOp"> {
     input gradients (B) and its weight gradients (W), the activations it
     keeps for the backward pass and the parameters it reads. The forward ops
     in program order, with the tensors flowing between them, form the
-    partitioning problem: `dp` cuts it into `stages` contiguous stages
-    minimising the slowest stage's time including the bytes crossing each
-    cut, `uniform` gives each stage the same number of ops, and `cut-after`
-    takes the user's cuts (ONNX node names). Each forward op gets
-    `pipeline.stage`; the module gets `pipeline.partition`, the chosen cuts
-    and each stage's predicted costs.
+    partitioning problem: `dp` cuts it into `stages` x `chunks` contiguous
+    virtual stages placed on `stages` ranks (`placement`, or the placement
+    `schedule`'s generator uses), minimising the slowest rank's time
+    including the bytes crossing cuts between ranks, `uniform` gives each
+    stage the same number of ops, and `cut-after` takes the user's cuts
+    (ONNX node names). B and W are priced with the BackwardSplit analysis
+    split-stages uses. Each forward op gets `pipeline.stage` (its virtual
+    stage); the module gets `pipeline.partition`, the chosen cuts and each
+    virtual stage's predicted costs, rank and stash bytes.
   }];
   let options = [
     Option<"stages", "stages", "int64_t", /*default=*/"1",
-           "Number of pipeline stages">,
+           "Number of pipeline ranks P">,
+    Option<"chunks", "chunks", "int64_t", /*default=*/"1",
+           "Virtual stages per rank v: the model is cut into P * v virtual "
+           "stages">,
+    Option<"placement", "placement", "std::string", /*default=*/"\"\"",
+           "linear, interleaved or v: which rank holds each virtual stage "
+           "(default: the schedule's placement for chunks, linear for one "
+           "chunk)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"\"",
+           "The schedule the partition is for; its generator chooses the "
+           "placement when placement is not given">,
     Option<"strategy", "strategy", "std::string", /*default=*/"\"dp\"",
            "dp or uniform (ignored when cut-after is given)">,
     ListOption<"cutAfter", "cut-after", "std::string",
@@ -99,11 +112,14 @@ def SplitStages : Pass<"pipecc-split-stages", "::mlir::ModuleOp"> {
   let summary = "Outlines each stage's forward, B and W functions";
   let description = [{
     Splits the differentiated, partitioned `@main` into three functions per
-    stage `s`: `@stage<s>_forward`, `@stage<s>_backward_input` (B: the
-    backward ops the gradients sent to earlier stages need, found by
-    slicing) and `@stage<s>_backward_weight` (W: the rest, which only
-    parameter gradients need). Backward ops belong to the stage of the
-    forward op they differentiate (`graph.grad_of`).
+    virtual stage `q`: `@stage<q>_forward`, `@stage<q>_backward_input` (B:
+    the backward ops the gradients sent to earlier stages need) and
+    `@stage<q>_backward_weight` (W: the rest, which only parameter
+    gradients need), as the BackwardSplit analysis decides. Backward ops
+    belong to the stage of the forward op they differentiate
+    (`graph.grad_of`). The module gets the typed `pipeline.stage_table`
+    (functions, rank, chunk and costs of every virtual stage), which later
+    passes read through `readStageTable`.
 
     Functions exchange named tensors: every argument and result carries
     `pipeline.tensor`. Data inputs carry `pipeline.input`, parameters
@@ -125,7 +141,8 @@ def SplitStages : Pass<"pipecc-split-stages", "::mlir::ModuleOp"> {
     Option<"inference", "inference", "bool", /*default=*/"false",
            "Forward functions only; @main's results are the graph outputs">,
   ];
-  let dependentDialects = ["::pipecc::graph::GraphDialect"];
+  let dependentDialects = ["::pipecc::graph::GraphDialect",
+                           "::pipecc::pipeline::PipelineDialect"];
 }
 
 def PlaceInference : Pass<"pipecc-place-inference", "::mlir::ModuleOp"> {

@@ -26,6 +26,15 @@ def Pipeline_Dialect : Dialect {
     (every send matched by a receive, no deadlock) are checked by
     `pipecc-verify-pipeline`, which runs the scheduling library's simulator
     on all programs together.
+
+    Its attributes (PipelineAttrs.td) are the typed contract between the
+    partition, split-stages and the passes after them: the module's
+    `pipeline.stage_table`, verified on the module.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
   }];
 }
 

@@ -2,6 +2,7 @@
 #define PIPECC_DIALECT_PIPELINE_PIPELINEOPS_TD
 
 include "pipecc/Dialect/Pipeline/PipelineDialect.td"
+include "pipecc/Dialect/Pipeline/PipelineAttrs.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/RegionKindInterface.td"
 
