@@ -397,6 +397,9 @@ int pipecc::runDriver(const DriverOptions &options,
           partition.device = options.device;
           partition.cutAfter = options.cutAfter;
           partition.microbatches = options.microbatches;
+          // v virtual stages per rank, placed as the schedule places them.
+          partition.chunks = options.chunks;
+          partition.schedule = options.schedule;
           pm.addPass(createPartition(partition));
           pm.addPass(createSplitStages());
           return parsePassPipeline(precisionPipeline(options), pm);

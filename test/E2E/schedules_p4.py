@@ -20,14 +20,11 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from train_case import read_safetensors, run  # noqa: E402
 
-# (schedule, chunks per rank): the schedules this checkout compiles.
-SCHEDULES = [("gpipe", 1), ("1f1b", 1), ("zb-h1", 1)]
-# The rest of issue 9's family, which lands with the placements, --chunks
-# and the generators (helpers A, B, C1): at merge the lead moves them into
-# SCHEDULES (and turns the PENDING lines of schedules-p4.test into CHECK
-# lines). --include-pending runs them already.
-PENDING_SCHEDULES = [("zb-h2", 1), ("interleaved-1f1b", 2), ("zb-v", 2),
-                     ("auto", 1)]
+# (schedule, chunks per rank): issue 9's whole family; interleaved 1F1B and
+# ZB-V hold two virtual stages per rank.
+SCHEDULES = [("gpipe", 1), ("1f1b", 1), ("zb-h1", 1), ("zb-h2", 1),
+             ("interleaved-1f1b", 2), ("zb-v", 2), ("auto", 1)]
+PENDING_SCHEDULES = []
 
 RTOL, ATOL = 1e-5, 1e-7
 

@@ -180,11 +180,14 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
     return emitPipeline(module, problem, *programs, boundaryOf, *simulation);
   }
 
-  /// The split-backward choice: explicit, or by the schedule family (the
-  /// zero-bubble schedules need B and W apart).
+  /// The split-backward choice: explicit, or as the generator says (the
+  /// zero-bubble schedules need B and W apart, `auto` can use them apart).
   FailureOr<bool> splitBackwardFor(StringRef name) {
-    if (splitBackward == "auto")
-      return StringRef(name).starts_with("zb-");
+    if (splitBackward == "auto") {
+      const sched::ScheduleGenerator *generator =
+          sched::lookupGenerator(name.str());
+      return generator && generator->splitsBackwardByDefault();
+    }
     if (splitBackward == "true" || splitBackward == "1")
       return true;
     if (splitBackward == "false" || splitBackward == "0")

@@ -16,6 +16,13 @@ const VirtualStage *StageTable::stageOf(func::FuncOp func) const {
   return nullptr;
 }
 
+SmallVector<int64_t> StageTable::rankOfStages() const {
+  SmallVector<int64_t> ranks;
+  for (const VirtualStage &stage : stages)
+    ranks.push_back(stage.rank);
+  return ranks;
+}
+
 FailureOr<StageTable> pipecc::readStageTable(ModuleOp module) {
   Attribute attr = module->getAttr(pipeline::kStageTableAttrName);
   if (!attr)

@@ -39,6 +39,8 @@ struct StageTable {
   llvm::SmallVector<VirtualStage> stages; // by index
   std::string device;                     // device profile, for link timing
   const VirtualStage *stageOf(mlir::func::FuncOp) const;
+  /// The rank of each virtual stage, by index (the placement).
+  llvm::SmallVector<int64_t> rankOfStages() const;
 };
 /// Reads and checks the module's stage table; emits an error naming the
 /// function/attribute on a broken contract. Works on the output of
