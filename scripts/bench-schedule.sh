@@ -31,7 +31,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 pipecc=${PIPECC:-$root/build/bin/pipecc}
-schedules=${SCHEDULES:-gpipe 1f1b zb-h1}
+# Each entry is a schedule name, or name:v for v virtual stages per rank.
+schedules=${SCHEDULES:-gpipe 1f1b zb-h1 zb-h2 interleaved-1f1b:2 zb-v:2 auto}
 ranks_list=${RANKS:-2 4}
 microbatches=${MICROBATCHES:-8}
 steps=${STEPS:-10}
@@ -73,28 +74,33 @@ busy = [sum(e["dur"] for e in spans
             if e["tid"] == r and e["cat"] in ("F", "B", "W", "BW"))
         for r in range(ranks)]
 bubble = sum(1 - b / end for b in busy) / ranks
-print("%-14s %12.2f %12.2f %6.2f %10.2f %9.3f %9.3f" % (
+print("%-24s %12.2f %12.2f %6.2f %10.2f %9.3f %9.3f" % (
     config, predicted * 1e3, measured * 1e3, measured / predicted,
     end / 1e3, prediction["bubble"], bubble))
 EOF
 }
 
-printf '%-14s %12s %12s %6s %10s %9s %9s\n' config predicted_ms \
+printf '%-24s %12s %12s %6s %10s %9s %9s\n' config predicted_ms \
   measured_ms ratio traced_ms bubble_p bubble_m
 for ranks in $ranks_list; do
-  for schedule in $schedules; do
-    config="p${ranks}_m${microbatches}_$schedule"
+  for entry in $schedules; do
+    schedule=${entry%%:*}
+    chunks=1
+    [ "$entry" = "$schedule" ] || chunks=${entry#*:}
+    config="p${ranks}_m${microbatches}_${schedule}_v$chunks"
     rm -rf "${out:?}/$config"
-    "$pipecc" "$out/model.onnx" --loss cross-entropy --label-input labels \
-      --device "$device" --stages "$ranks" --microbatches "$microbatches" \
-      --schedule "$schedule" -o "$out/$config"
-    if "$pipecc" "$out/model.onnx" --loss cross-entropy --label-input labels \
-      --device "$device" --stages "$ranks" --microbatches "$microbatches" \
-      --schedule "$schedule" --emit=timeline > "$out/$config.predicted.json" \
-      2>/dev/null; then :; else rm -f "$out/$config.predicted.json"; fi
+    compile=("$pipecc" "$out/model.onnx" --loss cross-entropy
+             --label-input labels --device "$device" --stages "$ranks"
+             --microbatches "$microbatches" --schedule "$schedule"
+             --chunks "$chunks")
+    "${compile[@]}" -o "$out/$config"
+    "${compile[@]}" --emit=timeline > "$out/$config.predicted.json"
     "$out/$config/launch" --transport "$transport" --synthetic --steps "$steps" \
       --trace "$out/$config.measured.json" > "$out/$config.log"
-    summarize "p$ranks $schedule" "$out/$config/pipeline.json" \
+    # Predicted above measured, on one time scale.
+    "$pipecc" timeline "$out/$config.predicted.json" \
+      "$out/$config.measured.json" -o "$out/$config.svg"
+    summarize "p$ranks $schedule v$chunks" "$out/$config/pipeline.json" \
       "$out/$config.log" "$out/$config.measured.json"
   done
 done

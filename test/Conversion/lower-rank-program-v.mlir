@@ -9,6 +9,7 @@
 // Buffers in order of first use, over the functions in module order: x (0),
 // w (1) and its gradient (2), a0 (3), ..., labels (7).
 // CHECK-LABEL: llvm.func @pipecc_step(%arg0: !llvm.ptr)
+// CHECK: llvm.call @pipecc_rt_trace_begin(
 // CHECK: %[[X:.*]] = llvm.mlir.constant(0 : i64) : i64
 // CHECK: llvm.call @pipecc_rt_load_microbatch(%arg0, %[[X]],
 // CHECK-NOT: llvm.call @pipecc_rt_check_class_ids

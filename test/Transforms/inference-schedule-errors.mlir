@@ -23,6 +23,6 @@ module {
 
 // -----
 
-// expected-error @+1 {{no stage functions; run pipecc-split-stages first}}
+// expected-error @+1 {{the module has no pipeline.stage_table; run pipecc-split-stages first}}
 module {
 }

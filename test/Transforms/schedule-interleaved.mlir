@@ -34,7 +34,7 @@
 // PRINT-NEXT: simulated: step 19, bubble 0.2895
 
 // 1F1B needs one chunk per rank, and says so up front.
-// ONEF: error: cannot schedule 2 chunks per rank with '1f1b': '1f1b' needs one chunk per rank, got 2
+// ONEF: error: cannot schedule 2 chunks per rank with '1f1b': 1f1b needs one chunk per rank, got 2; use interleaved-1f1b or zb-v
 // CHUNKS: error: --chunks 1 does not match the partition, which cut 2 virtual stages per rank
 
 module attributes {pipeline.partition = {chunks = 2 : i64, placement = "interleaved", stage_costs = [{forward_s = 1.0 : f64, backward_input_s = 1.0 : f64, backward_weight_s = 1.0 : f64}, {forward_s = 2.0 : f64, backward_input_s = 1.0 : f64, backward_weight_s = 0.5 : f64}, {forward_s = 1.0 : f64, backward_input_s = 2.0 : f64, backward_weight_s = 1.0 : f64}, {forward_s = 1.0 : f64, backward_input_s = 1.0 : f64, backward_weight_s = 1.0 : f64}]}, pipeline.parameters = [{name = "wte", stages = array<i64: 0, 3>, trainable = true, type = tensor<4xf32>}]} {

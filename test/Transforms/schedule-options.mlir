@@ -15,7 +15,7 @@
 // ZB-FUSED: error: cannot schedule 2 virtual stages on 2 ranks (linear placement) on 4 micro-batches with 'zb-h1': zb-h1 needs the backward split into B and W
 // SPLIT: error: --split-backward must be true, false or auto, got 'maybe'
 // TWICE: error: the module already has a symbol @train; schedule it only once
-// EMPTY: error: no stage functions; run pipecc-split-stages first
+// EMPTY: error: the module has no pipeline.stage_table; run pipecc-split-stages first
 
 func.func private @stage0_forward() -> (tensor<4xf32> {pipeline.tensor = "a"}) attributes {pipeline.kind = "forward", pipeline.recv = [], pipeline.send = ["a"], pipeline.stage = 0 : i64}
 func.func private @stage0_backward_input() attributes {pipeline.kind = "backward_input", pipeline.recv = ["g"], pipeline.send = [], pipeline.stage = 0 : i64}

@@ -32,7 +32,7 @@
 // PRINT-NEXT: simulated: step 27, bubble 0.5000
 
 // Interleaved 1F1B cannot order a V; the generator says why.
-// INTERLEAVED: error: cannot schedule 4 virtual stages on 2 ranks (v placement) on 2 micro-batches with 'interleaved-1f1b': interleaved-1f1b needs virtual stage q on (q % P, q / P); virtual stage 2 is elsewhere
+// INTERLEAVED: error: cannot schedule 4 virtual stages on 2 ranks (v placement) on 2 micro-batches with 'interleaved-1f1b': interleaved-1f1b needs the interleaved placement of the virtual stages
 
 module attributes {pipeline.partition = {chunks = 2 : i64, placement = "v", stage_costs = [{forward_s = 1.0 : f64, backward_input_s = 1.0 : f64, backward_weight_s = 1.0 : f64}, {forward_s = 2.0 : f64, backward_input_s = 1.0 : f64, backward_weight_s = 0.5 : f64}, {forward_s = 1.0 : f64, backward_input_s = 2.0 : f64, backward_weight_s = 1.0 : f64}, {forward_s = 1.0 : f64, backward_input_s = 1.0 : f64, backward_weight_s = 1.0 : f64}]}, pipeline.parameters = [{name = "wte", stages = array<i64: 0, 3>, trainable = true, type = tensor<4xf32>}]} {
   func.func private @stage0_forward() -> (tensor<4xf32> {pipeline.tensor = "a0"}) attributes {pipeline.kind = "forward", pipeline.recv = [], pipeline.send = ["a0"], pipeline.stage = 0 : i64}

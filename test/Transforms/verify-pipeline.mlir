@@ -213,7 +213,7 @@ pipeline.pipeline @deadlock ranks = 2 chunks = 1 microbatches = 1 schedule = "1f
     pipeline.optimizer_step
   }
   pipeline.program rank 1 {
-    // expected-note @+1 {{rank 1 waits here: 'pipeline.recv "a" from 0 mb 0 stages 0 -> 1'}}
+    // expected-note @+1 {{waits for 'act.q0' m0 from rank 0, but rank 0 is at action 1 (recv grad.q0 m0 from rank 1): 'pipeline.recv "a" from 0 mb 0 stages 0 -> 1'}}
     pipeline.recv "a" from 0 mb 0 stages 0 -> 1 : tensor<4xf32>
     pipeline.forward @stage1_forward stage 1 mb 0
     pipeline.backward @stage1_backward_input, @stage1_backward_weight stage 1 mb 0
@@ -248,7 +248,7 @@ pipeline.pipeline @send_send ranks = 2 chunks = 1 microbatches = 2 schedule = "1
     pipeline.recv "a" from 0 mb 0 stages 0 -> 1 : tensor<4xf32>
     pipeline.forward @stage1_forward stage 1 mb 0
     pipeline.backward @stage1_backward_input, @stage1_backward_weight stage 1 mb 0
-    // expected-note @+1 {{rank 1 waits here}}
+    // expected-note @+1 {{waits for rank 0 to receive 'grad.q0' m0}}
     pipeline.send "g" to 0 mb 0 stages 1 -> 0 : tensor<4xf32>
     pipeline.recv "a" from 0 mb 1 stages 0 -> 1 : tensor<4xf32>
     pipeline.forward @stage1_forward stage 1 mb 1
@@ -294,7 +294,7 @@ func.func private @stage1_backward_weight() attributes {pipeline.kind = "backwar
 pipeline.pipeline @out_of_order ranks = 2 chunks = 1 microbatches = 2 schedule = "gpipe" placement = [0, 1] {
   pipeline.program rank 0 {
     pipeline.forward @stage0_forward stage 0 mb 0
-    // expected-note @+1 {{sent here}}
+    // expected-error @+1 {{messages from rank 0 to rank 1 are received out of order}}
     pipeline.send "a" to 1 mb 0 stages 0 -> 1 : tensor<4xf32>
     pipeline.forward @stage0_forward stage 0 mb 1
     pipeline.send "a" to 1 mb 1 stages 0 -> 1 : tensor<4xf32>
@@ -305,7 +305,7 @@ pipeline.pipeline @out_of_order ranks = 2 chunks = 1 microbatches = 2 schedule =
     pipeline.optimizer_step
   }
   pipeline.program rank 1 {
-    // expected-error @+1 {{messages from rank 0 to rank 1 are received out of order}}
+    // expected-note @+1 {{received as message 0 from rank 0, which sends 'act.q0' m0 there}}
     pipeline.recv "a" from 0 mb 1 stages 0 -> 1 : tensor<4xf32>
     pipeline.recv "a" from 0 mb 0 stages 0 -> 1 : tensor<4xf32>
     pipeline.forward @stage1_forward stage 1 mb 0

@@ -496,23 +496,25 @@ struct TracedCompute {
 /// not compute (the runtime times messages, all-reduces and the optimizer
 /// itself).
 std::optional<TracedCompute> tracedCompute(Operation *action, int64_t rank) {
-  // One stage per rank: the virtual stage is the rank, its chunk 0.
-  auto traced = [&](pipecc_rt_trace_kind kind, int64_t microbatch) {
+  (void)rank;
+  auto traced = [&](pipecc_rt_trace_kind kind, auto op) {
     return std::optional<TracedCompute>(
-        TracedCompute{kind, rank, /*chunk=*/0, microbatch});
+        TracedCompute{kind, static_cast<int64_t>(op.getVirtualStage()),
+                      static_cast<int64_t>(op.getChunk()),
+                      static_cast<int64_t>(op.getMicrobatch())});
   };
   return llvm::TypeSwitch<Operation *, std::optional<TracedCompute>>(action)
       .Case([&](pipeline::ForwardOp op) {
-        return traced(PIPECC_RT_TRACE_FORWARD, op.getMicrobatch());
+        return traced(PIPECC_RT_TRACE_FORWARD, op);
       })
       .Case([&](pipeline::BackwardInputOp op) {
-        return traced(PIPECC_RT_TRACE_BACKWARD_INPUT, op.getMicrobatch());
+        return traced(PIPECC_RT_TRACE_BACKWARD_INPUT, op);
       })
       .Case([&](pipeline::BackwardWeightOp op) {
-        return traced(PIPECC_RT_TRACE_BACKWARD_WEIGHT, op.getMicrobatch());
+        return traced(PIPECC_RT_TRACE_BACKWARD_WEIGHT, op);
       })
       .Case([&](pipeline::BackwardOp op) {
-        return traced(PIPECC_RT_TRACE_BACKWARD, op.getMicrobatch());
+        return traced(PIPECC_RT_TRACE_BACKWARD, op);
       })
       .Default([](Operation *) { return std::nullopt; });
 }

@@ -9,18 +9,13 @@ using namespace mlir;
 using namespace pipecc;
 namespace sched = pipecc::scheduling;
 
-/// The link and optimizer timing of the compiled pipeline. Contract 3:
-/// toLibraryPrograms returns the stage table's timing with the problem;
-/// until it does, messages are free (the durations are the problem's).
-static sched::TimingModel timingOf(const LibraryPrograms &) { return {}; }
-
 FailureOr<timeline::Timeline>
 pipecc::predictPipelineTimeline(pipeline::PipelineOp pipeline) {
   FailureOr<LibraryPrograms> form = toLibraryPrograms(pipeline);
   if (failed(form))
     return failure();
   sched::Result<sched::SimulationResult> simulation =
-      sched::simulate(form->problem, form->programs, timingOf(*form));
+      sched::simulate(form->problem, form->programs, form->timing);
   if (!simulation)
     return pipeline.emitOpError("cannot be simulated for its timeline: ")
            << simulation.message();
