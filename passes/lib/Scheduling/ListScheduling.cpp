@@ -84,7 +84,10 @@ ActionGraph::ActionGraph(const ScheduleProblem &problem,
     if (placedOn(from) != placedOn(q)) {
       bool activation = node.action.kind == ComputeKind::Forward;
       int boundary = activation ? q - 1 : q;
-      node.messageSeconds = timing.transferSeconds(
+      // The simulator's message time: the boundary's own seconds when
+      // given, else latency + bytes / bandwidth.
+      node.messageSeconds = timing.messageSeconds(
+          boundary,
           activation ? sizes.activation(boundary) : sizes.gradient(boundary));
     }
     nodes[node.producer].consumers.push_back(i);

@@ -226,3 +226,42 @@ TEST(AutoSchedule, SearchesChunksAndMicrobatches) {
             << found->best.makespan << " (" << found->best.origin << ")\n";
 }
 } // namespace
+
+// The search's fast pricing and the simulator's compute-only simulation are
+// one rule: the same makespan, busy time and peak micro-batches for every
+// fixed schedule, with per-boundary message times and uneven costs.
+TEST(AutoSchedule, PricingAgreesWithTheSimulator) {
+  for (const char *name : {"gpipe", "1f1b", "interleaved-1f1b", "zb-h1",
+                           "zb-h2", "zb-v"}) {
+    const ScheduleGenerator *generator = lookupGenerator(name);
+    ASSERT_NE(generator, nullptr) << name;
+    for (int chunks : {1, 2}) {
+      Result<PlacementKind> placement = generator->placementFor(chunks);
+      if (!placement)
+        continue;
+      ScheduleProblem problem = ScheduleProblem::withPlacement(
+          *placement, 4, chunks, 8, generator->needsSplitBackward());
+      for (int q = 0; q < problem.virtualStages(); ++q)
+        problem.durations.push_back({1.0 + 0.1 * q, 0.976, 0.504});
+      ScheduleSearchOptions options;
+      for (int q = 0; q + 1 < problem.virtualStages(); ++q)
+        options.timing.boundarySeconds.push_back(0.05 + 0.01 * q);
+      Result<Schedule> schedule = generateSchedule(name, problem);
+      ASSERT_TRUE(schedule) << name << ": " << schedule.message();
+      Result<OrderPricing> priced = priceOrder(problem, *schedule, options);
+      Result<SimulationResult> simulated =
+          simulateSchedule(problem, *schedule, options.timing);
+      ASSERT_TRUE(priced) << priced.message();
+      ASSERT_TRUE(simulated) << simulated.message();
+      EXPECT_NEAR(priced->makespan, simulated->makespan, 1e-9) << name;
+      for (int rank = 0; rank < problem.stages; ++rank) {
+        EXPECT_NEAR(priced->busySeconds[rank], simulated->busySeconds[rank],
+                    1e-9)
+            << name << " rank " << rank;
+        EXPECT_DOUBLE_EQ(priced->peakMicrobatches[rank],
+                         simulated->memory[rank].peakActivationMicrobatches)
+            << name << " rank " << rank;
+      }
+    }
+  }
+}
