@@ -119,8 +119,9 @@ static cl::opt<std::string>
            cl::value_desc("v"), cl::init("1"), cl::cat(trainingCategory));
 static cl::opt<std::string>
     schedule("schedule",
-             cl::desc("Pipeline schedule: gpipe, 1f1b or zb-h1 (B and W "
-                      "as separate steps)"),
+             cl::desc("Pipeline schedule: gpipe, 1f1b, interleaved-1f1b "
+                      "(--chunks v), zb-h1, zb-h2, zb-v (--chunks 2) or "
+                      "auto (a search over orderings)"),
              cl::init("1f1b"), cl::cat(trainingCategory));
 static cl::opt<std::string>
     partitionStrategy("partition",
