@@ -87,13 +87,6 @@ generateUnderLimit(llvm::StringRef name, const sched::ScheduleProblem &problem,
   return schedule;
 }
 
-/// Per rank, the peak activations in micro-batches (Contract 4's
-/// RankMemory::peakActivationMicrobatches once the simulator reports it).
-std::vector<double> peakActivations(const sched::ScheduleProblem &problem,
-                                    const std::vector<sched::Program> &programs,
-                                    const sched::SimulationResult &result) {
-  return timeline::peakActivationMicrobatches(problem, programs, result);
-}
 
 //===----------------------------------------------------------------------===//
 
@@ -259,7 +252,8 @@ int pipecc::runScheduleCommand(const ScheduleCommandOptions &options,
       sched::simulate(problem, *programs, timing);
   if (!simulation)
     return fail(options.schedule + " does not run: " + simulation.message());
-  std::vector<double> peaks = peakActivations(problem, *programs, *simulation);
+  std::vector<double> peaks =
+      timeline::peakActivationMicrobatches(*simulation);
   auto worst = std::max_element(peaks.begin(), peaks.end());
   if (options.memoryLimit && worst != peaks.end() &&
       *worst > *options.memoryLimit + 1e-9)
@@ -324,7 +318,6 @@ int pipecc::runScheduleCommand(const ScheduleCommandOptions &options,
 
   timeline::Timeline predicted = timeline::buildTimeline(
       problem, *programs, *simulation, name);
-  predicted.peakActivationMicrobatches = peaks;
   auto writeJson = [&](llvm::raw_ostream &os) {
     timeline::writeTraceJson(predicted, os);
   };

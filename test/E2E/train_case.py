@@ -42,6 +42,17 @@ def read_safetensors(path):
     return tensors
 
 
+def write_case_data(case, work):
+    """The case's inputs.npz as one .npy per input in WORK/data (what
+    out/launch --data reads); returns that folder."""
+    data_dir = os.path.join(work, "data")
+    os.makedirs(data_dir, exist_ok=True)
+    inputs = np.load(os.path.join(case, "inputs.npz"))
+    for key in inputs.files:
+        np.save(os.path.join(data_dir, key + ".npy"), inputs[key])
+    return data_dir
+
+
 def run(cmd, **kwargs):
     result = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
     if result.returncode != 0:
@@ -89,12 +100,7 @@ def main():
                         help="the cases' checker (default: CASE/../check.py)")
     args = parser.parse_args()
 
-    os.makedirs(args.work, exist_ok=True)
-    data_dir = os.path.join(args.work, "data")
-    os.makedirs(data_dir, exist_ok=True)
-    inputs = np.load(os.path.join(args.case, "inputs.npz"))
-    for key in inputs.files:
-        np.save(os.path.join(data_dir, key + ".npy"), inputs[key])
+    data_dir = write_case_data(args.case, args.work)
     model = os.path.join(args.case, args.model)
     checker = args.checker or os.path.join(args.case, "..", "check.py")
 

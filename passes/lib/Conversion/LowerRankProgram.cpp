@@ -492,11 +492,10 @@ struct TracedCompute {
   int64_t virtualStage, chunk, microbatch;
 };
 
-/// The trace record of `action` on `rank`, or nothing for an action that is
+/// The trace record of `action`, or nothing for an action that is
 /// not compute (the runtime times messages, all-reduces and the optimizer
 /// itself).
-std::optional<TracedCompute> tracedCompute(Operation *action, int64_t rank) {
-  (void)rank;
+std::optional<TracedCompute> tracedCompute(Operation *action) {
   auto traced = [&](pipecc_rt_trace_kind kind, auto op) {
     return std::optional<TracedCompute>(
         TracedCompute{kind, static_cast<int64_t>(op.getVirtualStage()),
@@ -566,7 +565,7 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
   };
   for (Operation &action : program.getBody().front()) {
     std::optional<TracedCompute> traced =
-        tracedCompute(&action, settings.rank);
+        tracedCompute(&action);
     if (traced)
       call(ob, "pipecc_rt_trace_begin",
            {context, constI32(ob, traced->kind),

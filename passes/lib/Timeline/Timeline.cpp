@@ -85,6 +85,7 @@ Timeline pipecc::timeline::buildTimeline(
   timeline.microbatches = problem.microbatches;
   timeline.makespan = simulation.makespan;
   timeline.bubble = simulation.bubbleFraction;
+  timeline.peakActivationMicrobatches = peakActivationMicrobatches(simulation);
   for (size_t rank = 0; rank < programs.size(); ++rank) {
     double previousEnd = 0;
     for (size_t at = 0; at < programs[rank].size(); ++at) {
@@ -147,13 +148,7 @@ Timeline pipecc::timeline::buildTimeline(
 }
 
 std::vector<double> pipecc::timeline::peakActivationMicrobatches(
-    const sched::ScheduleProblem &problem,
-    const std::vector<sched::Program> &programs,
     const sched::SimulationResult &simulation) {
-  (void)problem;
-  (void)programs;
-  // The simulator's count (micro-batches held from F until W, through all
-  // the rank's chunks), so that the timeline and the memory limit agree.
   std::vector<double> peaks;
   for (const sched::RankMemory &memory : simulation.memory)
     peaks.push_back(memory.peakActivationMicrobatches);

@@ -19,9 +19,6 @@ pipecc::predictPipelineTimeline(pipeline::PipelineOp pipeline) {
   if (!simulation)
     return pipeline.emitOpError("cannot be simulated for its timeline: ")
            << simulation.message();
-  timeline::Timeline predicted = timeline::buildTimeline(
-      form->problem, form->programs, *simulation, pipeline.getSchedule());
-  predicted.peakActivationMicrobatches = timeline::peakActivationMicrobatches(
-      form->problem, form->programs, *simulation);
-  return predicted;
+  return timeline::buildTimeline(form->problem, form->programs, *simulation,
+                                 pipeline.getSchedule());
 }

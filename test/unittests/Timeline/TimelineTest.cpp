@@ -64,12 +64,10 @@ TEST(Timeline, EventsCoverEveryComputeOnce) {
 TEST(Timeline, PeakActivationsOfOneFOneB) {
   Simulated run = simulate("1f1b", sched::ScheduleProblem::linear(4, 8), 0);
   std::vector<double> peaks =
-      peakActivationMicrobatches(run.problem, run.programs, run.result);
+      peakActivationMicrobatches(run.result);
   EXPECT_EQ(peaks, (std::vector<double>{4, 3, 2, 1}));
   Simulated gpipe = simulate("gpipe", sched::ScheduleProblem::linear(4, 8), 0);
-  EXPECT_EQ(peakActivationMicrobatches(gpipe.problem, gpipe.programs,
-                                       gpipe.result)[0],
-            8);
+  EXPECT_EQ(peakActivationMicrobatches(gpipe.result)[0], 8);
 }
 
 TEST(Timeline, TraceJsonReadsBackAsWritten) {

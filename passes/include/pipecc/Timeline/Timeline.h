@@ -84,13 +84,11 @@ Timeline buildTimeline(const scheduling::ScheduleProblem &problem,
                        const scheduling::SimulationResult &simulation,
                        llvm::StringRef schedule);
 
-/// Per rank, the peak of activations held, in micro-batches of the rank's
-/// virtual stages (1F1B's rank 0: P, GPipe's: M): the unit of
-/// `--memory-limit`.
+/// Per rank, the simulator's peak of micro-batches held (from F until W), in
+/// micro-batches of the rank's virtual stages (1F1B's rank 0: P, GPipe's:
+/// M): the unit of `--memory-limit`. buildTimeline records it.
 std::vector<double>
-peakActivationMicrobatches(const scheduling::ScheduleProblem &problem,
-                           const std::vector<scheduling::Program> &programs,
-                           const scheduling::SimulationResult &simulation);
+peakActivationMicrobatches(const scheduling::SimulationResult &simulation);
 
 /// Chrome/Perfetto trace JSON (one thread per rank, named "rank <r>").
 void writeTraceJson(const Timeline &timeline, llvm::raw_ostream &os);
