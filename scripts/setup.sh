@@ -36,6 +36,21 @@ if [ ${#need_py[@]} -gt 0 ]; then
   "$PY" -m pip install -q "${need_py[@]}"
 fi
 
+# The CPU target's BLAS: OpenBLAS as the scipy-openblas32 wheel (OpenBLAS
+# 0.3.34, every x86-64 kernel, chosen at run time by CPUID features; symbols
+# prefixed scipy_), in a folder of its own that CMake looks in (see
+# docs/design.md, "The BLAS"). Debian's OpenBLAS (above) stays the fallback.
+blas_dir=${HOME}/.cache/pipecc/scipy-openblas32
+blas_version=0.3.34.481.3
+if [ "$(uname -m)" = x86_64 ] \
+   && ! grep -qx "$blas_version" "$blas_dir/VERSION" 2>/dev/null; then
+  echo "setup: pip installing scipy-openblas32==$blas_version into $blas_dir"
+  rm -rf "$blas_dir"
+  "$PY" -m pip install -q --no-deps --target "$blas_dir" \
+    "scipy-openblas32==$blas_version"
+  echo "$blas_version" > "$blas_dir/VERSION"
+fi
+
 # The CUDA target (optional: built when CUDA is at /usr/local/cuda or
 # CUDA_PATH). Its tests list the GPU code in rank executables with
 # cuobjdump, which some CUDA installs lack: then NVIDIA's pip package

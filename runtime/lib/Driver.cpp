@@ -1,4 +1,5 @@
 //===- Driver.cpp - pipecc_rt_main: the training loop of a rank -----------===//
+#include "pipecc/Runtime/BlasReport.h"
 #include "pipecc/Runtime/Context.h"
 #include "pipecc/Runtime/DataFileName.h"
 #include "pipecc/Runtime/Error.h"
@@ -571,7 +572,7 @@ int pipecc::rt::runRank(int argc, char **argv,
   }
   validateProgram(program, transport.rank(), transport.size(), setup.target);
   if (setup.configureThreads)
-    setup.configureThreads(transport);
+    setup.configureThreads(transport, options.threads);
   std::unique_ptr<Device> device = setup.createDevice(transport);
 
   pipecc_rt_context ctx;
@@ -636,6 +637,8 @@ int pipecc::rt::runRank(int argc, char **argv,
     reportTimers(ctx);
   if (options.memory)
     reportMemory(ctx);
+  if (options.blas)
+    printInRankOrder(transport, blasReportLine(transport.rank()));
   transport.barrier(Channel::Control);
   transport.finalize();
   return 0;

@@ -8,6 +8,10 @@
 namespace pipecc::rt {
 
 namespace {
+/// OpenBLAS's own limit (MAX_THREADS of the builds we link is 64 or more;
+/// a larger request would be cut silently).
+constexpr int64_t kMaxBlasThreads = 64;
+
 int64_t parseCount(const std::string &option, const std::string &text) {
   std::string error;
   std::optional<int64_t> value = parseIntegerOption(
@@ -78,6 +82,16 @@ Options parseOptions(int argc, char **argv) {
       if (options.traceStep < 1)
         fail("--trace-step: steps count from 1, got ", options.traceStep);
     }
+    else if (name == "--threads") {
+      std::string error;
+      std::optional<int64_t> threads =
+          parseIntegerOption(name, value(), 1, kMaxBlasThreads, error);
+      if (!threads)
+        fail(error);
+      options.threads = static_cast<int>(*threads);
+    }
+    else if (name == "--blas")
+      options.blas = flag();
     else if (name == "--transport") {
       options.transport = value();
       if (options.transport != "mpi" && options.transport != "socket")
@@ -131,6 +145,10 @@ std::string usageText(const char *programName) {
          "(Chrome/Perfetto\n"
          "                     JSON, one thread per rank)\n"
          "  --trace-step N     trace step N (1-based) instead of the last\n"
+         "  --threads N        threads of each BLAS call in a rank "
+         "(default 1, 1..64)\n"
+         "  --blas             print per-rank BLAS, kernels, threads and "
+         "sgemm GFLOP/s at exit\n"
          "  --transport mpi|socket\n"
          "                     how the ranks talk (default: socket when "
          "out/launch started\n"

@@ -1,6 +1,9 @@
 //===- Blas.cpp - Matmuls of the CPU target (OpenBLAS) --------------------===//
 //
-// In pipecc_runtime_cpu: the core runtime links no BLAS.
+// In pipecc_runtime_cpu: the core runtime links no BLAS. The BLAS is
+// OpenBLAS, from the scipy-openblas32 wheel (symbols prefixed scipy_) or the
+// system's (no prefix): cmake/PipeccBlas.cmake sets
+// PIPECC_BLAS_SYMBOL_PREFIX and PIPECC_BLAS_PACKAGE.
 //
 //===----------------------------------------------------------------------===//
 #include "pipecc/Runtime/Error.h"
@@ -9,6 +12,19 @@
 #include <cblas.h>
 #include <climits>
 #include <cstring>
+#include <ctime>
+#include <string>
+
+#ifndef PIPECC_BLAS_SYMBOL_PREFIX
+#define PIPECC_BLAS_SYMBOL_PREFIX
+#endif
+#ifndef PIPECC_BLAS_PACKAGE
+#define PIPECC_BLAS_PACKAGE "OpenBLAS"
+#endif
+#define PIPECC_BLAS_CONCAT2(prefix, name) prefix##name
+#define PIPECC_BLAS_CONCAT(prefix, name) PIPECC_BLAS_CONCAT2(prefix, name)
+/// The BLAS's name for OpenBLAS function `name`.
+#define BLAS(name) PIPECC_BLAS_CONCAT(PIPECC_BLAS_SYMBOL_PREFIX, name)
 
 using namespace pipecc::rt;
 
@@ -31,16 +47,43 @@ void checkGemmArguments(bool transA, bool transB, int64_t m, int64_t n,
          " needs >= ", n, ")");
 }
 
+pipecc_rt_blas_counters counters;
+
+double monotonicSeconds() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * now.tv_nsec;
+}
+
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
           float alpha, const float *a, int64_t lda, const float *b,
           int64_t ldb, float beta, float *c, int64_t ldc) {
   if (m == 0 || n == 0)
     return;
-  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-              transB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-              static_cast<int>(n), static_cast<int>(k), alpha, a,
-              static_cast<int>(lda), b, static_cast<int>(ldb), beta, c,
-              static_cast<int>(ldc));
+  // Two clock reads (about 20 ns each, vDSO) against a GEMM of the sizes
+  // models meet (microseconds to milliseconds).
+  double start = monotonicSeconds();
+  BLAS(cblas_sgemm)(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+                    transB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+                    static_cast<int>(n), static_cast<int>(k), alpha, a,
+                    static_cast<int>(lda), b, static_cast<int>(ldb), beta, c,
+                    static_cast<int>(ldc));
+  counters.seconds += monotonicSeconds() - start;
+  counters.calls += 1;
+  counters.flops += 2 * m * n * k;
+}
+
+/// "OpenBLAS 0.3.34.481.3 (scipy-openblas32), Haswell kernels": the version
+/// is the first two words of the library's configuration string, the
+/// kernels those its CPUID dispatch picked.
+std::string describeBlas() {
+  std::string config = BLAS(openblas_get_config)();
+  size_t first = config.find(' ');
+  size_t second =
+      first == std::string::npos ? first : config.find(' ', first + 1);
+  std::string version = config.substr(0, second);
+  return version + " (" + PIPECC_BLAS_PACKAGE + "), " +
+         BLAS(openblas_get_corename)() + " kernels";
 }
 } // namespace
 
@@ -73,6 +116,27 @@ void pipecc_rt_sgemm_batched(int32_t trans_a, int32_t trans_b, int64_t m,
       gemm(trans_a, trans_b, m, n, k, alpha, a + i * stride_a, lda,
            b + i * stride_b, ldb, beta, c + i * stride_c, ldc);
   });
+}
+
+void pipecc_rt_blas_stats(pipecc_rt_blas_counters *out) {
+  if (out)
+    *out = counters;
+}
+
+void pipecc_rt_blas_reset_stats(void) { counters = {}; }
+
+const char *pipecc_rt_blas_description(void) {
+  static const std::string description = describeBlas();
+  return description.c_str();
+}
+
+int32_t pipecc_rt_blas_set_threads(int32_t threads) {
+  BLAS(openblas_set_num_threads)(threads < 1 ? 1 : threads);
+  return pipecc_rt_blas_threads();
+}
+
+int32_t pipecc_rt_blas_threads(void) {
+  return BLAS(openblas_get_num_threads)();
 }
 
 } // extern "C"

@@ -1,6 +1,6 @@
 //===- Main.cpp - pipecc_rt_main of the CPU target ------------------------===//
 //
-// The CPU target's rank executables: host device, OpenBLAS, and either
+// The CPU target's rank executables: host device, BLAS, and either
 // transport (MPI under mpirun/srun, sockets when out/launch starts the ranks
 // itself). The socket transport never calls MPI, so an executable linked
 // with MPI runs without MPI_Init there.
@@ -8,11 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "pipecc/Runtime/Context.h"
 #include "pipecc/Runtime/Error.h"
-
-#include <algorithm>
-#include <cblas.h>
-#include <cstdlib>
-#include <thread>
+#include "pipecc/Runtime/Runtime.h"
 
 using namespace pipecc::rt;
 
@@ -28,14 +24,11 @@ std::unique_ptr<Device> createCpuDevice(const Transport &) {
   return createHostDevice();
 }
 
-/// Each rank's BLAS would otherwise start one thread per core, and several
-/// ranks share a node: split the cores instead of oversubscribing them.
-void configureBlasThreads(const Transport &transport) {
-  if (std::getenv("OPENBLAS_NUM_THREADS") || std::getenv("OMP_NUM_THREADS"))
-    return;
-  int cores = static_cast<int>(std::thread::hardware_concurrency());
-  int threads = std::max(1, cores / std::max(1, transport.localSize()));
-  openblas_set_num_threads(threads);
+/// --threads N (default 1) threads per BLAS call: each rank's BLAS would
+/// otherwise start one per core, and P ranks on P cores would oversubscribe
+/// them. Through the library's API, so no environment variable counts.
+void configureBlasThreads(const Transport &, int threads) {
+  pipecc_rt_blas_set_threads(threads);
 }
 } // namespace
 

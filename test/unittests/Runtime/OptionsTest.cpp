@@ -85,6 +85,22 @@ TEST(Options, RejectsBadArguments) {
   EXPECT_RUNTIME_ERROR(parse({"stray"}), "unknown option 'stray'");
 }
 
+TEST(Options, BlasThreads) {
+  EXPECT_EQ(parse({}).threads, 1); // one thread per rank unless asked
+  EXPECT_FALSE(parse({}).blas);
+  EXPECT_EQ(parse({"--threads", "4"}).threads, 4);
+  EXPECT_EQ(parse({"--threads=64"}).threads, 64);
+  EXPECT_TRUE(parse({"--blas"}).blas);
+  EXPECT_RUNTIME_ERROR(parse({"--threads", "0"}),
+                       "--threads '0': expected an integer from 1 to 64");
+  EXPECT_RUNTIME_ERROR(parse({"--threads", "65"}),
+                       "expected an integer from 1 to 64");
+  EXPECT_RUNTIME_ERROR(parse({"--threads", "two"}),
+                       "--threads 'two': expected a decimal integer");
+  EXPECT_RUNTIME_ERROR(parse({"--threads"}), "--threads needs a value");
+  EXPECT_RUNTIME_ERROR(parse({"--blas=yes"}), "takes no value");
+}
+
 TEST(Options, SubstitutesRank) {
   EXPECT_EQ(substituteRank("a/{rank}/rank{rank}.st", 12), "a/12/rank12.st");
   EXPECT_EQ(substituteRank("plain.st", 3), "plain.st");

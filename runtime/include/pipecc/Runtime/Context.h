@@ -130,8 +130,8 @@ struct RankSetup {
   /// the transport's local rank).
   std::unique_ptr<Device> (*createDevice)(const Transport &transport) =
       nullptr;
-  /// Called once the transport knows the ranks per node (BLAS threads).
-  void (*configureThreads)(const Transport &transport) = nullptr;
+  /// Called once the transport is up, with --threads (BLAS threads).
+  void (*configureThreads)(const Transport &transport, int threads) = nullptr;
 };
 
 /// The whole life of a rank: options, transport, validation, arena,

@@ -27,6 +27,10 @@ struct Options {
   /// the last step) goes to FILE.
   std::string tracePath;
   int64_t traceStep = 0;
+  /// --threads N: threads of each BLAS call (1: P ranks on P cores).
+  int threads = 1;
+  /// --blas: print the BLAS, its kernels, threads and sgemm totals at exit.
+  bool blas = false;
   /// "mpi", "socket" or empty (see chooseTransport in Transport.h).
   std::string transport;
   bool help = false;

@@ -222,6 +222,14 @@ typedef struct pipecc_rt_rank_program {
  *                      socket when out/launch started the ranks itself or
  *                      no launcher is seen, mpi under mpirun/srun); the
  *                      socket transport never calls MPI
+ *   --threads N        threads of each BLAS call in a rank (default 1: P
+ *                      ranks on P cores do not oversubscribe them); set
+ *                      through the BLAS's API, environment variables such
+ *                      as OPENBLAS_NUM_THREADS play no part
+ *   --blas             at exit, rank 0 prints per rank the BLAS, its
+ *                      kernels and threads, and the sgemm totals:
+ *                      "blas rank <r>: <description>, <t> thread(s);
+ *                      sgemm <n> calls, <g> GFLOP in <s> s, <x> GFLOP/s"
  *   --quiet            no per-step lines
  *   --help
  * Each step: zero gradients, program->step(ctx), reduce the reported losses
@@ -233,9 +241,7 @@ typedef struct pipecc_rt_rank_program {
  * Parameters that several ranks hold under one name (replicas) are written
  * once, from the lowest rank. Under the mpi transport, initializes MPI unless
  * the caller already did (then leaves it running). Returns 0; failures end
- * the job with exit code 1.
- * Unless OPENBLAS_NUM_THREADS or OMP_NUM_THREADS is set, BLAS gets
- * (hardware threads / ranks on this node) threads. */
+ * the job with exit code 1. */
 int pipecc_rt_main(int argc, char **argv,
                    const pipecc_rt_rank_program *program);
 
@@ -411,9 +417,11 @@ double pipecc_rt_synthetic_value(const char *name, int32_t dtype,
  * Kernels (no context needed)
  *===----------------------------------------------------------------------===*/
 
-/* In pipecc_runtime_cpu (BLAS): C = alpha * op(A) * op(B) + beta * C, row-major, op(X) = X or X^T when
- * trans_x != 0; op(A) is M x K, op(B) is K x N, C is M x N; lda/ldb/ldc are
- * row strides in elements. Forwards to cblas_sgemm. */
+/* In pipecc_runtime_cpu (BLAS): C = alpha * op(A) * op(B) + beta * C,
+ * row-major, op(X) = X or X^T when trans_x != 0; op(A) is M x K, op(B) is
+ * K x N, C is M x N; lda/ldb/ldc are row strides in elements. Forwards to
+ * the BLAS's cblas_sgemm (docs/design.md, "The BLAS"), counted in
+ * pipecc_rt_blas_stats. */
 void pipecc_rt_sgemm(int32_t trans_a, int32_t trans_b, int64_t m, int64_t n,
                      int64_t k, float alpha, const float *a, int64_t lda,
                      const float *b, int64_t ldb, float beta, float *c,
@@ -426,6 +434,27 @@ void pipecc_rt_sgemm_batched(int32_t trans_a, int32_t trans_b, int64_t m,
                              const float *b, int64_t ldb, int64_t stride_b,
                              float beta, float *c, int64_t ldc,
                              int64_t stride_c, int64_t batch);
+
+/* The CPU target's BLAS, for reports (out/launch --blas, --timers). In
+ * pipecc_runtime_cpu; the core runtime reaches them through weak references
+ * (pipecc/Runtime/BlasReport.h), so a target without a BLAS links without
+ * them. Not thread-safe: a rank calls the BLAS from one thread. */
+typedef struct pipecc_rt_blas_counters {
+  int64_t calls;   /* sgemms run (each matrix of a batched call counts) */
+  int64_t flops;   /* 2 * M * N * K summed over them */
+  double seconds;  /* wall-clock time inside the BLAS (monotonic clock) */
+} pipecc_rt_blas_counters;
+/* The counters since the process started or since the last reset. */
+void pipecc_rt_blas_stats(pipecc_rt_blas_counters *out);
+void pipecc_rt_blas_reset_stats(void);
+/* The library, its version and the kernels it picked for this CPU, e.g.
+ * "OpenBLAS 0.3.34 (scipy-openblas32), Haswell kernels". */
+const char *pipecc_rt_blas_description(void);
+/* Sets the threads each BLAS call may use (threads >= 1); returns the
+ * number in effect afterwards (the library's own count). */
+int32_t pipecc_rt_blas_set_threads(int32_t threads);
+int32_t pipecc_rt_blas_threads(void);
+
 /* dst[i] += src[i] */
 void pipecc_rt_accumulate_f32(float *dst, const float *src, int64_t n);
 /* x[i] *= s */

@@ -1,0 +1,37 @@
+//===- BlasReport.h - The target's BLAS as the core runtime sees it -*- C++ -*-===//
+//
+// The core runtime links no BLAS; the CPU target's pipecc_runtime_cpu
+// defines pipecc_rt_blas_stats and friends (Runtime.h). The core reaches
+// them through weak references: in an executable without them (the CUDA
+// target's) these say so instead of failing to link.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPECC_RUNTIME_BLASREPORT_H
+#define PIPECC_RUNTIME_BLASREPORT_H
+
+#include "pipecc/Runtime/Runtime.h"
+
+#include <optional>
+#include <string>
+
+namespace pipecc::rt {
+
+struct BlasReport {
+  /// pipecc_rt_blas_description().
+  std::string description;
+  int threads = 0;
+  pipecc_rt_blas_counters counters = {};
+};
+
+/// The BLAS's description, threads and sgemm counters; nullopt when the
+/// executable has no BLAS.
+std::optional<BlasReport> queryBlas();
+
+/// "blas rank <r>: <description>, <t> thread(s); sgemm <n> calls, <g> GFLOP
+/// in <s> s, <x> GFLOP/s\n" (or "blas rank <r>: none linked\n"), the line
+/// --blas prints per rank.
+std::string blasReportLine(int rank);
+
+} // namespace pipecc::rt
+
+#endif // PIPECC_RUNTIME_BLASREPORT_H

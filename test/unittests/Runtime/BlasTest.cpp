@@ -1,0 +1,163 @@
+//===- BlasTest.cpp - The CPU target's sgemm and its counters -------------===//
+//
+// pipecc_rt_sgemm (whichever BLAS the build links, cmake/PipeccBlas.cmake)
+// against a plain triple loop in double precision, the counters the
+// --blas and --timers reports read, and --threads' effect on the library.
+//
+//===----------------------------------------------------------------------===//
+#include "pipecc/Runtime/BlasReport.h"
+#include "pipecc/Runtime/Runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Gemm {
+  bool transA, transB;
+  int64_t m, n, k;
+  float alpha, beta;
+  // Leading dimensions larger than the rows' lengths: row strides count.
+  int64_t padA, padB, padC;
+};
+
+/// Row-major op(X)[i][j] of a matrix stored with leading dimension ld.
+float at(const std::vector<float> &x, bool trans, int64_t ld, int64_t i,
+         int64_t j) {
+  return trans ? x[j * ld + i] : x[i * ld + j];
+}
+
+/// Largest |pipecc_rt_sgemm - naive| over C, relative to the magnitude of
+/// the terms summed; C's padding must stay as it was.
+double worstError(const Gemm &g, std::mt19937 &random) {
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  int64_t aRows = g.transA ? g.k : g.m, aCols = g.transA ? g.m : g.k;
+  int64_t bRows = g.transB ? g.n : g.k, bCols = g.transB ? g.k : g.n;
+  int64_t lda = aCols + g.padA, ldb = bCols + g.padB, ldc = g.n + g.padC;
+  std::vector<float> a(aRows * lda), b(bRows * ldb), c(g.m * ldc);
+  for (float &x : a)
+    x = uniform(random);
+  for (float &x : b)
+    x = uniform(random);
+  for (float &x : c)
+    x = uniform(random);
+  std::vector<float> before = c;
+  pipecc_rt_sgemm(g.transA, g.transB, g.m, g.n, g.k, g.alpha, a.data(), lda,
+                  b.data(), ldb, g.beta, c.data(), ldc);
+  double worst = 0;
+  for (int64_t i = 0; i < g.m; ++i) {
+    for (int64_t j = 0; j < ldc; ++j) {
+      if (j >= g.n) {
+        EXPECT_EQ(c[i * ldc + j], before[i * ldc + j]) << "padding written";
+        continue;
+      }
+      double sum = 0, scale = std::fabs(g.beta * before[i * ldc + j]);
+      for (int64_t p = 0; p < g.k; ++p) {
+        double term = double(at(a, g.transA, lda, i, p)) *
+                      at(b, g.transB, ldb, p, j);
+        sum += term;
+        scale += std::fabs(g.alpha * term);
+      }
+      double expected = g.alpha * sum + g.beta * before[i * ldc + j];
+      worst = std::max(worst, std::fabs(c[i * ldc + j] - expected) /
+                                  std::max(scale, 1e-30));
+    }
+  }
+  return worst;
+}
+
+TEST(Blas, SgemmMatchesNaiveLoopForEveryTransposeAndBeta) {
+  std::mt19937 random(7);
+  int checked = 0;
+  for (bool transA : {false, true})
+    for (bool transB : {false, true})
+      for (float beta : {0.0f, 1.0f})
+        // Odd shapes (no multiple of any kernel's block), a vector, and
+        // the shapes of a Linear layer's three GEMMs at a small width.
+        for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{7, 13, 5},
+                               {1, 33, 17},
+                               {31, 1, 9},
+                               {37, 64, 96},
+                               {96, 64, 37}}) {
+          Gemm g{transA, transB, m, n, k, 1.0f, beta, 3, 1, 2};
+          EXPECT_LT(worstError(g, random), 1e-5)
+              << "trans_a=" << transA << " trans_b=" << transB
+              << " beta=" << beta << " M=" << m << " N=" << n << " K=" << k;
+          ++checked;
+        }
+  // alpha other than 1, and beta = 1 with K = 0: C stays.
+  EXPECT_LT(worstError({true, false, 5, 6, 7, -0.5f, 1.0f, 0, 0, 0}, random),
+            1e-5);
+  EXPECT_LT(worstError({false, true, 5, 6, 0, 1.0f, 1.0f, 1, 1, 0}, random),
+            1e-6);
+  EXPECT_EQ(checked, 40);
+}
+
+TEST(Blas, CountersCountEveryCallAndItsFlopsExactly) {
+  std::vector<float> a(64 * 64, 0.5f), b(64 * 64, 0.25f), c(64 * 64, 0.0f);
+  pipecc_rt_blas_reset_stats();
+  pipecc_rt_blas_counters counters;
+  pipecc_rt_blas_stats(&counters);
+  EXPECT_EQ(counters.calls, 0);
+  EXPECT_EQ(counters.flops, 0);
+  EXPECT_EQ(counters.seconds, 0);
+
+  pipecc_rt_sgemm(0, 1, 7, 13, 5, 1, a.data(), 5, b.data(), 5, 0, c.data(),
+                  13);
+  pipecc_rt_sgemm(1, 0, 64, 64, 32, 1, a.data(), 64, b.data(), 64, 1,
+                  c.data(), 64);
+  // An empty C calls no BLAS and counts nothing.
+  pipecc_rt_sgemm(0, 0, 0, 13, 5, 1, a.data(), 5, b.data(), 13, 0, c.data(),
+                  13);
+  // A batch counts each of its matrices.
+  pipecc_rt_sgemm_batched(0, 0, 3, 4, 5, 1, a.data(), 5, 15, b.data(), 4, 20,
+                          0, c.data(), 4, 12, 3);
+  pipecc_rt_blas_stats(&counters);
+  EXPECT_EQ(counters.calls, 5);
+  EXPECT_EQ(counters.flops, 2 * (7 * 13 * 5 + 64 * 64 * 32 + 3 * 3 * 4 * 5));
+  EXPECT_GT(counters.seconds, 0);
+  EXPECT_LT(counters.seconds, 10);
+
+  // What the core runtime reads through its weak references.
+  std::optional<pipecc::rt::BlasReport> report = pipecc::rt::queryBlas();
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(report->counters.calls, 5);
+  std::string line = pipecc::rt::blasReportLine(3);
+  EXPECT_EQ(line.rfind("blas rank 3: OpenBLAS ", 0), 0u) << line;
+  EXPECT_NE(line.find(" kernels, "), std::string::npos) << line;
+  EXPECT_NE(line.find("; sgemm 5 calls, 0.000 GFLOP in "), std::string::npos)
+      << line;
+
+  pipecc_rt_blas_reset_stats();
+  pipecc_rt_blas_stats(&counters);
+  EXPECT_EQ(counters.calls, 0);
+}
+
+TEST(Blas, DescriptionNamesLibraryVersionAndKernels) {
+  std::string description = pipecc_rt_blas_description();
+  EXPECT_EQ(description.rfind("OpenBLAS 0.", 0), 0u) << description;
+  EXPECT_NE(description.find(" ("), std::string::npos) << description;
+  EXPECT_EQ(description.substr(description.size() - 8), " kernels")
+      << description;
+  // On a CPU with AVX2, never the SSE3 kernels that Debian's OpenBLAS 0.3.21
+  // falls back to on Intel models newer than its tables (issue 10).
+  if (__builtin_cpu_supports("avx2")) {
+    EXPECT_EQ(description.find("Prescott"), std::string::npos)
+        << description;
+  }
+}
+
+TEST(Blas, SetThreadsTakesEffectInTheLibrary) {
+  EXPECT_EQ(pipecc_rt_blas_set_threads(3), 3);
+  EXPECT_EQ(pipecc_rt_blas_threads(), 3);
+  EXPECT_EQ(pipecc::rt::queryBlas()->threads, 3);
+  EXPECT_EQ(pipecc_rt_blas_set_threads(0), 1); // at least one
+  EXPECT_EQ(pipecc_rt_blas_set_threads(1), 1);
+  EXPECT_EQ(pipecc_rt_blas_threads(), 1);
+}
+
+} // namespace
