@@ -220,7 +220,7 @@ cp "$root/scripts/compare_grads.py" "$root/scripts/make_weights.py" \
 # libraries. Never acceptable there: BLAS, MPI, LLVM/MLIR, shared gtest.
 provided='^(linux-vdso|ld-linux-x86-64|libc|libm|libdl|libpthread|librt|libresolv|libcuda|libnvidia-[a-z-]+|libcudart|libcublas|libcublasLt|libnccl|libnvJitLink|libnvrtc)\.so'
 cxx_runtime='^(libstdc\+\+|libgcc_s)\.so'
-forbidden='^(libopenblas|libblas|libcblas|liblapack|libmpi|libopen-rte|libopen-pal|libLLVM|libMLIR|libgtest|libgmock|libomp|libgomp)'
+forbidden='^(libopenblas|libscipy_openblas|libblas|libcblas|liblapack|libmpi|libopen-rte|libopen-pal|libLLVM|libMLIR|libgtest|libgmock|libomp|libgomp)'
 problems=()
 mapfile -t elves < <(find "$staging/bin" "$staging/models" -type f -perm -u+x \
   -exec sh -c 'head -c4 "$1" | grep -q "ELF" && echo "$1"' _ {} \; | sort)

@@ -36,9 +36,9 @@ PROVIDED = re.compile(
     r"^(ld-linux-x86-64|libc|libm|libdl|libpthread|librt|libresolv|libcuda|"
     r"libnvidia-[a-z-]+|libcudart|libcublas|libcublasLt|libnccl|"
     r"libnvJitLink|libnvrtc|libstdc\+\+|libgcc_s)\.so")
-FORBIDDEN = re.compile(r"^(libopenblas|libblas|libcblas|liblapack|libmpi|"
-                       r"libopen-rte|libopen-pal|libLLVM|libMLIR|libgtest|"
-                       r"libgmock)")
+FORBIDDEN = re.compile(r"^(libopenblas|libscipy_openblas|libblas|libcblas|"
+                       r"liblapack|libmpi|libopen-rte|libopen-pal|libLLVM|"
+                       r"libMLIR|libgtest|libgmock)")
 BUNDLE_SIZE_LIMIT = 60 * 1024 * 1024
 
 

@@ -27,8 +27,8 @@ import subprocess
 import sys
 
 # Libraries a CUDA rank must not need (the GPU machine lacks them).
-FORBIDDEN_LIBRARIES = re.compile(r"^lib(openblas|blas|cblas|mpi|open-rte|"
-                                 r"open-pal)\b")
+FORBIDDEN_LIBRARIES = re.compile(r"^lib(openblas|scipy_openblas|blas|cblas|mpi|"
+                                 r"open-rte|open-pal)\b")
 
 
 def run(cmd, timeout):
