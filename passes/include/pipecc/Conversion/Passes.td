@@ -61,6 +61,22 @@ def FuseElementwise : Pass<"pipecc-fuse-elementwise", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def FuseColumnSums : Pass<"pipecc-fuse-column-sums", "::mlir::func::FuncOp"> {
+  let summary = "Adds an elementwise result's column sum in the loop that "
+                "writes it";
+  let description = [{
+    On buffers (after bufferization, CPU pipeline): an all-parallel 2-D
+    elementwise `linalg.generic` writing a buffer that the next op sums
+    over its rows (`[reduction, parallel]`, `out[j] += in[i, j]`, zeroed
+    by a `linalg.fill` just before) becomes one generic with both outputs:
+    the loop that computes a ReLU's or GELU's backward (dL/dz) adds it into
+    the bias gradient as it stores it, instead of a second pass reading the
+    whole matrix back. The sum keeps its order (rows in turn), so results
+    are bitwise the same.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def MatmulToBlas : Pass<"pipecc-matmul-to-blas", "::mlir::ModuleOp"> {
   let summary = "Turns f32 linalg matmuls on memrefs into runtime sgemm calls";
   let description = [{
