@@ -11,6 +11,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace pipecc {
@@ -56,19 +59,47 @@ bool isElementwise2D(linalg::GenericOp op) {
          op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity();
 }
 
+/// The buffer a view of `value` (subview, cast, reshape) is a view of.
+Value rootBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// Whether `op` may read or write `buffer` (`writesOnly`: write). Ops other
+/// than allocations, deallocations, pure ops and linalg ops on whole
+/// buffers are assumed to touch everything.
+bool mayAccess(Operation *op, Value buffer, bool writesOnly) {
+  if (isa<memref::AllocOp, memref::DeallocOp>(op) || isPure(op))
+    return false;
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || op->getNumRegions() != 1 ||
+      !linalgOp.hasPureBufferSemantics())
+    return true;
+  auto touches = [&](ValueRange values) {
+    return llvm::any_of(values, [&](Value value) {
+      return rootBuffer(value) == buffer;
+    });
+  };
+  if (touches(linalgOp.getDpsInits()))
+    return true;
+  return !writesOnly && touches(linalgOp.getDpsInputs());
+}
+
+/// Replaces `producer` by one generic writing its result and the column
+/// sums, at the producer's place; the zeroing `fill` moves before it.
 void fuseInto(linalg::GenericOp producer, linalg::FillOp fill,
               linalg::GenericOp sum) {
   Value stored = producer.getDpsInitOperand(0)->get();
   Value total = sum.getDpsInitOperand(0)->get();
-  // The zeroing goes first; the producer neither reads nor writes `total`.
   if (!fill->isBeforeInBlock(producer))
     fill->moveBefore(producer);
 
   SmallVector<AffineMap> maps = producer.getIndexingMapsArray();
   maps.push_back(sum.getIndexingMapsArray()[1]);
   SmallVector<utils::IteratorType> iterators = sum.getIteratorTypesArray();
-  OpBuilder builder(sum);
-  auto fused = builder.create<linalg::GenericOp>(
+  OpBuilder builder(producer);
+  builder.create<linalg::GenericOp>(
       producer.getLoc(), TypeRange(), producer.getDpsInputs(),
       ValueRange{stored, total}, maps, iterators,
       [&](OpBuilder &b, Location loc, ValueRange args) {
@@ -86,9 +117,55 @@ void fuseInto(linalg::GenericOp producer, linalg::FillOp fill,
         b.create<linalg::YieldOp>(loc,
                                   ValueRange{element, add->getResult(0)});
       });
-  (void)fused;
   sum.erase();
   producer.erase();
+}
+
+/// The generic in the same block before `sum` that last wrote its input,
+/// and the fill zeroing its output, when the sum can move into that
+/// generic: nothing in between writes the input or touches the output.
+std::optional<std::pair<linalg::GenericOp, linalg::FillOp>>
+findProducer(linalg::GenericOp sum) {
+  Value stored = sum.getDpsInputOperand(0)->get();
+  Value total = sum.getDpsInitOperand(0)->get();
+  if (rootBuffer(stored) != stored || rootBuffer(total) != total ||
+      stored == total)
+    return std::nullopt;
+  linalg::FillOp fill;
+  for (Operation *op = sum->getPrevNode(); op; op = op->getPrevNode()) {
+    auto fillOp = dyn_cast<linalg::FillOp>(op);
+    if (fillOp && !fill && fillOp.getDpsInitOperand(0)->get() == total &&
+        fillOp.hasPureBufferSemantics()) {
+      fill = fillOp;
+      continue;
+    }
+    auto producer = dyn_cast<linalg::GenericOp>(op);
+    if (producer && producer.getNumDpsInits() == 1 &&
+        producer.getDpsInitOperand(0)->get() == stored) {
+      if (!isElementwise2D(producer) ||
+          llvm::any_of(producer.getDpsInputs(),
+                       [&](Value in) { return rootBuffer(in) == total; }))
+        return std::nullopt;
+      // The fill may still be above the producer; nothing between them
+      // may touch the output either.
+      for (Operation *above = producer->getPrevNode(); above && !fill;
+           above = above->getPrevNode()) {
+        auto fillOp = dyn_cast<linalg::FillOp>(above);
+        if (fillOp && fillOp.getDpsInitOperand(0)->get() == total &&
+            fillOp.hasPureBufferSemantics())
+          fill = fillOp;
+        else if (mayAccess(above, total, /*writesOnly=*/false))
+          return std::nullopt;
+      }
+      if (!fill)
+        return std::nullopt;
+      return std::make_pair(producer, fill);
+    }
+    if (mayAccess(op, stored, /*writesOnly=*/true) ||
+        mayAccess(op, total, /*writesOnly=*/false))
+      return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 struct FuseColumnSumsPass
@@ -99,29 +176,9 @@ struct FuseColumnSumsPass
       if (isColumnSum(op))
         sums.push_back(op);
     });
-    for (linalg::GenericOp sum : sums) {
-      // Expected order: producer, fill, sum, or fill, producer, sum; nothing
-      // else in between, so no other access to either buffer is crossed.
-      Operation *before = sum->getPrevNode();
-      Operation *first = before ? before->getPrevNode() : nullptr;
-      if (!first)
-        continue;
-      auto fill = dyn_cast<linalg::FillOp>(before);
-      auto producer = dyn_cast<linalg::GenericOp>(first);
-      if (!fill) {
-        fill = dyn_cast<linalg::FillOp>(first);
-        producer = dyn_cast<linalg::GenericOp>(before);
-      }
-      if (!fill || !producer || !isElementwise2D(producer))
-        continue;
-      Value stored = producer.getDpsInitOperand(0)->get();
-      Value total = sum.getDpsInitOperand(0)->get();
-      if (sum.getDpsInputOperand(0)->get() != stored ||
-          fill.getDpsInitOperand(0)->get() != total || stored == total ||
-          llvm::is_contained(producer.getDpsInputs(), total))
-        continue;
-      fuseInto(producer, fill, sum);
-    }
+    for (linalg::GenericOp sum : sums)
+      if (auto found = findProducer(sum))
+        fuseInto(found->first, found->second, sum);
   }
 };
 } // namespace

@@ -66,13 +66,16 @@ def FuseColumnSums : Pass<"pipecc-fuse-column-sums", "::mlir::func::FuncOp"> {
                 "writes it";
   let description = [{
     On buffers (after bufferization, CPU pipeline): an all-parallel 2-D
-    elementwise `linalg.generic` writing a buffer that the next op sums
-    over its rows (`[reduction, parallel]`, `out[j] += in[i, j]`, zeroed
-    by a `linalg.fill` just before) becomes one generic with both outputs:
-    the loop that computes a ReLU's or GELU's backward (dL/dz) adds it into
-    the bias gradient as it stores it, instead of a second pass reading the
-    whole matrix back. The sum keeps its order (rows in turn), so results
-    are bitwise the same.
+    elementwise `linalg.generic` writing a buffer that a later op in the
+    same block sums over its rows (`[reduction, parallel]`,
+    `out[j] += in[i, j]`, `out` zeroed by a `linalg.fill`) becomes one
+    generic with both outputs, at the producer's place: the loop that
+    computes a ReLU's or GELU's backward (dL/dz) adds it into the bias
+    gradient as it stores it, instead of a second pass reading the whole
+    matrix back. Ops in between may read the stored matrix but not write
+    it, nor touch the sums (ops other than linalg ops on whole buffers,
+    allocations and pure ops count as touching everything). The sum keeps
+    its order (rows in turn), so results are bitwise the same.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
