@@ -284,6 +284,11 @@ int pipecc::runDriver(const DriverOptions &options,
   targetOptions.gpuArch = options.gpuArch;
   if (std::optional<std::string> error = backend->verifyOptions(targetOptions))
     return fail(*error);
+  std::string cpuError;
+  std::optional<codegen::TargetCPU> cpu =
+      codegen::resolveTargetCPU(options.targetCPU, cpuError);
+  if (!cpu)
+    return fail(cpuError);
 
   // Claim the output folder first, so a bad -o fails before any work.
   std::optional<OutputDirectory> outputDir;
@@ -368,6 +373,7 @@ int pipecc::runDriver(const DriverOptions &options,
   settings.target.name = options.target;
   settings.target.gpuArch = options.gpuArch;
   settings.target.optLevel = options.optLevel;
+  settings.target.cpu = *cpu;
   settings.inference = options.inference;
   settings.precision = options.precision;
 

@@ -70,7 +70,7 @@
 // CHECK: llvm.mlir.global internal constant @pipecc_buffers() {{.*}} : !llvm.array<10 x struct<(ptr, i32, i32, i32, i32, ptr, i64, i64, i64, i64, i64)>>
 // CHECK-LABEL: llvm.mlir.global internal constant @pipecc_program()
 // CHECK-SAME: !llvm.struct<(i32, i32, i32, i32, i64, f32, f32, i32, i64, ptr, ptr, i64, ptr)>
-// CHECK: %[[VERSION:.*]] = llvm.mlir.constant(4 : i32) : i32
+// CHECK: %[[VERSION:.*]] = llvm.mlir.constant(5 : i32) : i32
 // CHECK: llvm.insertvalue %[[VERSION]], %{{.*}}[0]
 // CHECK: llvm.mlir.addressof @pipecc_target
 // CHECK-LABEL: llvm.func @main(

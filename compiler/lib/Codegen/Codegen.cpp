@@ -294,6 +294,14 @@ LogicalResult codegen::emitPipeline(
       {"microbatch_size", settings.microbatchSize},
       {"schedule", pipe.getSchedule().str()},
       {"target", settings.target.name},
+      // --target-cpu: what the rank code is compiled for and the features
+      // each executable checks before it runs.
+      {"target_cpu",
+       llvm::json::Object{
+           {"option", settings.target.cpu.option},
+           {"cpu", settings.target.cpu.cpu},
+           {"required_features",
+            llvm::json::Array(settings.target.cpu.required)}}},
       {"inference", settings.inference},
       {"precision", settings.precision},
       // The float32 the ranks compute with, not the double it came from.

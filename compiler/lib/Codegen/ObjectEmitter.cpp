@@ -9,6 +9,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/IR/Dominators.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
@@ -21,6 +22,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
 
 #include <cerrno>
 #include <csignal>
@@ -52,7 +54,8 @@ static llvm::CodeGenOptLevel codeGenOptLevel(unsigned optLevel) {
 }
 
 static std::unique_ptr<llvm::TargetMachine>
-createHostTargetMachine(unsigned optLevel, std::string &error) {
+createHostTargetMachine(unsigned optLevel, const codegen::TargetCPU &cpu,
+                        std::string &error) {
   static std::once_flag initialized;
   std::call_once(initialized, [] {
     llvm::InitializeNativeTarget();
@@ -62,12 +65,46 @@ createHostTargetMachine(unsigned optLevel, std::string &error) {
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return nullptr;
-  // Portable code for the host's architecture: rank executables may run on
-  // other nodes of the same kind than the one that compiled them.
+  // --target-cpu: the host's model by default (its vector ISA for the
+  // element-wise loops); `generic` for executables that run on any CPU of
+  // the architecture.
   llvm::TargetOptions options;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
-      triple, "generic", "", options, llvm::Reloc::PIC_, std::nullopt,
+      triple, cpu.cpu, cpu.features, options, llvm::Reloc::PIC_, std::nullopt,
       codeGenOptLevel(optLevel)));
+}
+
+/// A constructor that calls pipecc_rt_require_cpu_features before main, so
+/// that a CPU without the model's features gets an error, not SIGILL. It is
+/// itself compiled for the baseline CPU: it runs before the check.
+static void addCPUFeatureCheck(llvm::Module &module,
+                               const codegen::TargetCPU &cpu) {
+  if (cpu.required.empty())
+    return;
+  llvm::LLVMContext &ctx = module.getContext();
+  std::string features;
+  for (const std::string &name : cpu.required)
+    features += (features.empty() ? "" : ",") + name;
+  llvm::IRBuilder<> builder(ctx);
+  auto *ptrType = llvm::PointerType::getUnqual(ctx);
+  llvm::FunctionCallee require = module.getOrInsertFunction(
+      "pipecc_rt_require_cpu_features",
+      llvm::FunctionType::get(builder.getVoidTy(), {ptrType, ptrType}, false));
+  auto *check = llvm::Function::Create(
+      llvm::FunctionType::get(builder.getVoidTy(), false),
+      llvm::GlobalValue::InternalLinkage, "pipecc.require_cpu_features",
+      module);
+  check->addFnAttr("target-cpu", "generic");
+  check->addFnAttr("target-features", "");
+  check->addFnAttr(llvm::Attribute::NoInline);
+  builder.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", check));
+  builder.CreateCall(require,
+                     {builder.CreateGlobalStringPtr(cpu.option, "pipecc.cpu"),
+                      builder.CreateGlobalStringPtr(features,
+                                                    "pipecc.cpu_features")});
+  builder.CreateRetVoid();
+  // Before every other constructor of the executable that could use them.
+  llvm::appendToGlobalCtors(module, check, /*Priority=*/101);
 }
 
 /// At -O3 LLVM fully unrolls a short loop around a loop (the 16 rows of a
@@ -101,7 +138,8 @@ static void keepOuterLoopsRolled(llvm::Module &module) {
 
 LogicalResult
 codegen::emitObjectFile(ModuleOp module, StringRef objectPath,
-                        unsigned optLevel, const DialectRegistry &translations,
+                        unsigned optLevel, const TargetCPU &cpu,
+                        const DialectRegistry &translations,
                         llvm::function_ref<void(llvm::Module &)> adjust) {
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
@@ -117,7 +155,7 @@ codegen::emitObjectFile(ModuleOp module, StringRef objectPath,
 
   std::string error;
   std::unique_ptr<llvm::TargetMachine> machine =
-      createHostTargetMachine(optLevel, error);
+      createHostTargetMachine(optLevel, cpu, error);
   if (!machine)
     return module.emitError("no LLVM target for this host: ") << error;
   llvmModule->setDataLayout(machine->createDataLayout());
@@ -125,6 +163,7 @@ codegen::emitObjectFile(ModuleOp module, StringRef objectPath,
 
   if (adjust)
     adjust(*llvmModule);
+  addCPUFeatureCheck(*llvmModule, cpu);
   keepOuterLoopsRolled(*llvmModule);
   auto optimize = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
                                             machine.get());

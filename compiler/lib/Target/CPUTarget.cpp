@@ -34,7 +34,7 @@ public:
   LogicalResult serializeObject(ModuleOp rankModule, StringRef objectPath,
                                 const TargetOptions &options) const override {
     return codegen::emitObjectFile(rankModule, objectPath, options.optLevel,
-                                   DialectRegistry());
+                                   options.cpu, DialectRegistry());
   }
 
   bool linkExecutable(ArrayRef<std::string> objects, StringRef executablePath,

@@ -59,7 +59,8 @@ public:
     DialectRegistry translations;
     registerTranslations(translations);
     return codegen::emitObjectFile(rankModule, objectPath, options.optLevel,
-                                   translations, placeFatbinaries);
+                                   options.cpu, translations,
+                                   placeFatbinaries);
   }
 
   bool linkExecutable(ArrayRef<std::string> objects, StringRef executablePath,

@@ -93,6 +93,13 @@ static cl::opt<std::string>
                      "sm_86, sm_87, sm_89, sm_90 (default) or sm_90a"),
             cl::init("sm_90"), cl::cat(pipeccCategory));
 static cl::opt<std::string>
+    targetCPU("target-cpu",
+              cl::desc("CPU model the rank code is compiled for: native "
+                       "(default: this machine's, its vector instructions "
+                       "included), generic (any CPU of the architecture) or "
+                       "an LLVM CPU name (x86-64-v3, znver3, ...)"),
+              cl::init("native"), cl::cat(pipeccCategory));
+static cl::opt<std::string>
     precision("precision",
               cl::desc("Arithmetic of the stage functions: fp32 (default) "
                        "or bf16 (bf16 compute, f32 accumulation, f32 master "
@@ -427,6 +434,7 @@ int main(int argc, char **argv) {
     return fail(numberError);
   options.target = target;
   options.gpuArch = gpuArch;
+  options.targetCPU = targetCPU;
   if (precision != "fp32" && precision != "bf16")
     return fail("--precision " + precision + ": expected fp32 or bf16");
   options.precision = precision;

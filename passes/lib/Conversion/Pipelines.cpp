@@ -72,6 +72,9 @@ void pipecc::buildStageBufferizationPipeline(OpPassManager &pm) {
 void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
                                       const CPULoweringOptions &options) {
   buildStageBufferizationPipeline(pm);
+  // Issue 10 (fused element-wise loops): a ReLU/GELU backward loop adds the
+  // bias gradient as it stores dL/dz (one pass over the matrix, not two).
+  pm.addNestedPass<func::FuncOp>(createFuseColumnSums());
   // After deallocation: see MatmulToBlas.cpp.
   pm.addPass(createMatmulToBlas());
   // Bounded functions keep LLVM's optimisation linear in the op count.

@@ -64,6 +64,9 @@ struct DriverOptions {
   double learningRate = 0.1;
   /// LLVM optimisation level of the rank executables, 0 to 3.
   unsigned optLevel = 3;
+  /// --target-cpu: the CPU model of the rank code (native, generic or an
+  /// LLVM CPU name).
+  std::string targetCPU = "native";
 };
 
 /// Runs the compiler. Diagnostics go to the context's handler (stderr by

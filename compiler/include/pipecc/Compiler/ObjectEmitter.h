@@ -1,6 +1,8 @@
 #ifndef PIPECC_COMPILER_OBJECTEMITTER_H
 #define PIPECC_COMPILER_OBJECTEMITTER_H
 
+#include "pipecc/Compiler/TargetCPU.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -17,13 +19,16 @@ namespace pipecc::codegen {
 
 /// Translates an LLVM-dialect module to LLVM IR (with the dialect
 /// translations in `translations` besides builtin and LLVM), optimises it
-/// at -O`optLevel` (0 to 3) for the host CPU and writes an object file.
+/// at -O`optLevel` (0 to 3) for the CPU model `cpu` of the host's
+/// architecture and writes an object file. When `cpu` requires features,
+/// the object checks them before main (pipecc_rt_require_cpu_features).
 /// Errors are reported on the module.
 /// `adjust`, when given, sees the LLVM IR module before optimisation (a
 /// target's placement of its sections, say).
 mlir::LogicalResult
 emitObjectFile(mlir::ModuleOp module, llvm::StringRef objectPath,
-               unsigned optLevel, const mlir::DialectRegistry &translations,
+               unsigned optLevel, const TargetCPU &cpu,
+               const mlir::DialectRegistry &translations,
                llvm::function_ref<void(llvm::Module &)> adjust = nullptr);
 
 /// Links objects into an executable with the system C++ compiler driver

@@ -11,6 +11,7 @@
 #ifndef PIPECC_COMPILER_TARGETBACKEND_H
 #define PIPECC_COMPILER_TARGETBACKEND_H
 
+#include "pipecc/Compiler/TargetCPU.h"
 #include "pipecc/Conversion/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -32,6 +33,8 @@ struct TargetOptions {
   std::string gpuArch = "sm_90";
   /// -O: LLVM optimisation level of the host code, 0 to 3.
   unsigned optLevel = 3;
+  /// --target-cpu, resolved: the CPU model of the host code.
+  codegen::TargetCPU cpu;
 };
 
 /// Host-program settings, i.e. the options of pipecc-lower-rank-program.

@@ -61,6 +61,25 @@ def FuseElementwise : Pass<"pipecc-fuse-elementwise", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def FuseColumnSums : Pass<"pipecc-fuse-column-sums", "::mlir::func::FuncOp"> {
+  let summary = "Adds an elementwise result's column sum in the loop that "
+                "writes it";
+  let description = [{
+    On buffers (after bufferization, CPU pipeline): an all-parallel 2-D
+    elementwise `linalg.generic` writing a buffer that a later op in the
+    same block sums over its rows (`[reduction, parallel]`,
+    `out[j] += in[i, j]`, `out` zeroed by a `linalg.fill`) becomes one
+    generic with both outputs, at the producer's place: the loop that
+    computes a ReLU's or GELU's backward (dL/dz) adds it into the bias
+    gradient as it stores it, instead of a second pass reading the whole
+    matrix back. Ops in between may read the stored matrix but not write
+    it, nor touch the sums (ops other than linalg ops on whole buffers,
+    allocations and pure ops count as touching everything). The sum keeps
+    its order (rows in turn), so results are bitwise the same.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def MatmulToBlas : Pass<"pipecc-matmul-to-blas", "::mlir::ModuleOp"> {
   let summary = "Turns f32 linalg matmuls on memrefs into runtime sgemm calls";
   let description = [{

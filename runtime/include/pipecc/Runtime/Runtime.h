@@ -33,9 +33,11 @@ extern "C" {
  * layout, or a function the generated code calls changes its signature
  * (2: micro-batch argument of pipecc_rt_report_loss; 3: slots and offset of
  * a buffer, arena_bytes and target of a program; 4: the step calls
- * pipecc_rt_trace_begin / pipecc_rt_trace_end around its compute actions);
+ * pipecc_rt_trace_begin / pipecc_rt_trace_end around its compute actions;
+ * 5: a rank object compiled beyond the baseline CPU calls
+ * pipecc_rt_require_cpu_features, CpuFeatures.h, before main);
  * pipecc_rt_main refuses a program built for another version. */
-#define PIPECC_RT_ABI_VERSION 4
+#define PIPECC_RT_ABI_VERSION 5
 
 /*===----------------------------------------------------------------------===*
  * The program description the compiler emits for each rank
