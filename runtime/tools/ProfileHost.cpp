@@ -18,6 +18,7 @@
 // fastest run is the one least disturbed.
 //
 //===----------------------------------------------------------------------===//
+#include "pipecc/Runtime/Device.h"
 #include "pipecc/Runtime/Runtime.h"
 #include "pipecc/Runtime/Transport.h"
 
@@ -218,6 +219,19 @@ double measureStream(const Settings &settings) {
   return 3.0 * 4.0 * double(n) / update;
 }
 
+/// The runtime's addition of a micro-batch's weight gradient into its
+/// accumulator (Device::accumulateF32, with its finiteness check), over a
+/// large layer's gradient.
+double measureAccumulate(const Settings &settings) {
+  int64_t n = settings.quick ? (1 << 18) : (1 << 22);
+  std::vector<float> sum(n, 0.0f), gradient(n, 1e-3f);
+  std::unique_ptr<Device> host = createHostDevice();
+  double seconds = bestOf(
+      [&] { host->accumulateF32(sum.data(), gradient.data(), n); },
+      settings.quick ? 2 : 5, 0);
+  return 3.0 * 4.0 * double(n) / seconds;
+}
+
 struct LinkResult {
   double latencySeconds = 0, bytesPerSecond = 0;
 };
@@ -400,6 +414,7 @@ int main(int argc, char **argv) {
   std::string gemm = gemmJson(settings, bestRate);
   Elementwise elementwise = measureElementwise(settings);
   double stream = measureStream(settings);
+  double accumulate = measureAccumulate(settings);
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
   long long memory = pages > 0 && pageSize > 0
                          ? static_cast<long long>(pages) * pageSize
@@ -411,7 +426,8 @@ int main(int argc, char **argv) {
       " \"cores\": %d, \"memory_bytes\": %lld,\n"
       " \"flops_per_s\": %.6g, \"transcendentals_per_s\": %.6g,\n"
       " \"elementwise\": {\"bytes_per_s\": %.6g, \"reduction_bytes_per_s\": "
-      "%.6g, \"stream_bytes_per_s\": %.6g},\n"
+      "%.6g, \"stream_bytes_per_s\": %.6g, \"accumulate_bytes_per_s\": "
+      "%.6g},\n"
       " \"calls\": {\"stage_call_s\": %.6g, \"runtime_call_s\": %.6g},\n"
       " \"links\": [{\"transport\": \"socket\", \"latency_s\": %.6g, "
       "\"bytes_per_s\": %.6g}],\n"
@@ -419,6 +435,7 @@ int main(int argc, char **argv) {
       settings.quick ? " --quick" : "", machineName().c_str(), usableCores(),
       memory, bestRate, elementwise.transcendentalsPerSecond,
       elementwise.bytesPerSecond, elementwise.reductionBytesPerSecond, stream,
+      accumulate,
       elementwise.stageCallSeconds, elementwise.runtimeCallSeconds,
       socket.latencySeconds, socket.bytesPerSecond, gemm.c_str());
   return 0;

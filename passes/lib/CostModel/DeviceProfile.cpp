@@ -298,6 +298,11 @@ cost::parseDeviceProfile(const llvm::json::Value &json, llvm::StringRef name) {
           *elementwise, "stream_bytes_per_s", "elementwise.stream_bytes_per_s",
           profile.streamBytesPerSecond))
     return std::move(error);
+  if (llvm::Error error = reader.positive(
+          *elementwise, "accumulate_bytes_per_s",
+          "elementwise.accumulate_bytes_per_s",
+          profile.accumulateBytesPerSecond))
+    return std::move(error);
   if (llvm::Error error = reader.object(*root, "calls", "calls", calls))
     return std::move(error);
   if (llvm::Error error =
@@ -369,7 +374,8 @@ llvm::json::Value cost::toJSON(const DeviceProfile &profile) {
        llvm::json::Object{
            {"bytes_per_s", profile.memoryBytesPerSecond},
            {"reduction_bytes_per_s", profile.reductionBytesPerSecond},
-           {"stream_bytes_per_s", profile.streamBytesPerSecond}}},
+           {"stream_bytes_per_s", profile.streamBytesPerSecond},
+           {"accumulate_bytes_per_s", profile.accumulateBytesPerSecond}}},
       {"calls", llvm::json::Object{{"stage_call_s", profile.stageCallSeconds},
                                    {"runtime_call_s",
                                     profile.runtimeCallSeconds}}},
@@ -478,6 +484,14 @@ double cost::transferSeconds(int64_t bytes, const DeviceProfile &device) {
   return bytes == 0 ? 0.0
                     : device.linkLatencySeconds +
                           double(bytes) / device.linkBytesPerSecond;
+}
+
+double cost::gradientAccumulationSeconds(int64_t parameterBytes,
+                                         const DeviceProfile &device) {
+  if (device.accumulateBytesPerSecond <= 0 || parameterBytes == 0)
+    return 0;
+  return 3.0 * double(parameterBytes) / device.accumulateBytesPerSecond +
+         device.runtimeCallSeconds;
 }
 
 double cost::optimizerSeconds(int64_t parameterBytes, int64_t tensors,

@@ -401,9 +401,14 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
           b.getNamedAttr("backward_input_s",
                          b.getF64FloatAttr(s.backwardInputSeconds +
                                            profile.stageCallSeconds)),
+          // W (or the fused backward) ends with the runtime adding the
+          // micro-batch's weight gradients into the step's accumulators.
           b.getNamedAttr("backward_weight_s",
-                         b.getF64FloatAttr(s.backwardWeightSeconds +
-                                           profile.stageCallSeconds)),
+                         b.getF64FloatAttr(
+                             s.backwardWeightSeconds +
+                             profile.stageCallSeconds +
+                             cost::gradientAccumulationSeconds(
+                                 s.parameterBytes, profile))),
           b.getNamedAttr("communication_s",
                          b.getF64FloatAttr(s.communicationSeconds)),
           b.getNamedAttr("total_s", b.getF64FloatAttr(s.totalSeconds)),

@@ -28,7 +28,8 @@ assert isinstance(profile["cores"], int) and profile["cores"] >= 1
 positive(profile["memory_bytes"], "memory_bytes")
 positive(profile["flops_per_s"], "flops_per_s")
 positive(profile["transcendentals_per_s"], "transcendentals_per_s")
-for key in ("bytes_per_s", "reduction_bytes_per_s", "stream_bytes_per_s"):
+for key in ("bytes_per_s", "reduction_bytes_per_s", "stream_bytes_per_s",
+            "accumulate_bytes_per_s"):
     positive(profile["elementwise"][key], "elementwise." + key)
 for key in ("stage_call_s", "runtime_call_s"):
     positive(profile["calls"][key], "calls." + key)

@@ -29,6 +29,7 @@ DeviceProfile measuredProfile() {
   profile.cores = 2;
   profile.reductionBytesPerSecond = 2e10;
   profile.streamBytesPerSecond = 1.5e10;
+  profile.accumulateBytesPerSecond = 1.2e10;
   profile.stageCallSeconds = 3e-9;
   profile.runtimeCallSeconds = 2e-8;
   profile.links = {{"socket", 7e-6, 4e9}, {"mpi", 2e-6, 8e9}};
@@ -73,6 +74,8 @@ TEST(DeviceProfileTest, FileRoundTrips) {
   EXPECT_DOUBLE_EQ(read->flopsPerSecond, profile.flopsPerSecond);
   EXPECT_DOUBLE_EQ(read->memoryBytesPerSecond, profile.memoryBytesPerSecond);
   EXPECT_DOUBLE_EQ(read->streamBytesPerSecond, profile.streamBytesPerSecond);
+  EXPECT_DOUBLE_EQ(read->accumulateBytesPerSecond,
+                   profile.accumulateBytesPerSecond);
   EXPECT_DOUBLE_EQ(read->runtimeCallSeconds, profile.runtimeCallSeconds);
   // The first link is the one the cost model prices messages with.
   EXPECT_DOUBLE_EQ(read->linkLatencySeconds, 7e-6);
