@@ -60,15 +60,25 @@ double cpuNow() {
 
 /// The best CPU time of `body`, repeated at least `minRepeats` times and for
 /// at least `minSeconds` in all.
+/// A sample runs `body` often enough to last 100 us, above the CPU clock's
+/// granularity.
 template <typename Body>
 double bestOf(Body body, int minRepeats, double minSeconds) {
+  double start = now();
+  body();
+  double once = std::max(now() - start, 1e-9);
+  int inner = std::max(1, static_cast<int>(std::ceil(1e-4 / once)));
   double best = 1e30, spent = 0;
-  for (int i = 0; i < minRepeats || spent < minSeconds; ++i) {
-    double start = cpuNow();
-    body();
-    double seconds = cpuNow() - start;
-    best = std::min(best, seconds);
-    spent += seconds;
+  for (int i = 0; i < 1000 * minRepeats &&
+                  (i < minRepeats || spent < minSeconds || best >= 1e30);
+       ++i) {
+    double begin = cpuNow();
+    for (int j = 0; j < inner; ++j)
+      body();
+    double seconds = (cpuNow() - begin) / inner;
+    spent += seconds * inner;
+    if (seconds > 0)
+      best = std::min(best, seconds);
   }
   return best;
 }
@@ -85,7 +95,7 @@ std::string gemmJson(const Settings &settings, double &bestRate) {
   // The grid is swept `sweeps` times and each point keeps its best: on a
   // shared machine disturbances come in bursts, which repeats spread over
   // the whole measurement avoid better than repeats in a row.
-  int sweeps = settings.quick ? 1 : 4;
+  int sweeps = settings.quick ? 1 : 3;
   int repeats = settings.quick ? 1 : 2;
   double minSeconds = settings.quick ? 2e-4 : 1e-3;
   int64_t largest = axis.back();
