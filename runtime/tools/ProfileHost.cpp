@@ -242,10 +242,11 @@ double measureStream(const Settings &settings) {
 }
 
 /// The runtime's addition of a micro-batch's weight gradient into its
-/// accumulator (Device::accumulateF32, with its finiteness check), over a
-/// large layer's gradient.
+/// accumulator (Device::accumulateF32, with its finiteness check). A step
+/// adds every parameter's gradient, with weights and activations between:
+/// buffers beyond the last-level cache.
 double measureAccumulate(const Settings &settings) {
-  int64_t n = settings.quick ? (1 << 18) : (1 << 22);
+  int64_t n = settings.quick ? (1 << 18) : (1 << 24);
   std::vector<float> sum(n, 0.0f), gradient(n, 1e-3f);
   std::unique_ptr<Device> host = createHostDevice();
   double seconds = bestOf(
