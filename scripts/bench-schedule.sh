@@ -24,7 +24,9 @@
 # Usage: scripts/bench-schedule.sh [OUT]
 # Env: PIPECC (default build/bin/pipecc), SCHEDULES ("gpipe 1f1b zb-h1"),
 #      RANKS ("2 4"), MICROBATCHES (8), STEPS (10), WIDTH (512),
-#      LAYERS (8), BATCH (512), DEVICE (host-cpu), TRANSPORT (socket:
+#      LAYERS (8), BATCH (512), DEVICE (host-cpu, or a profile FILE.json
+#      from `pipecc profile`), PROFILE (1: run `pipecc profile` first, into
+#      OUT/host.json, and predict with it), TRANSPORT (socket:
 #      OpenMPI's waiting ranks spin, which on a machine with fewer cores
 #      than ranks takes the cores from the computing ones; mpi to compare),
 #      OPENBLAS_NUM_THREADS (1 unless set).
@@ -40,10 +42,16 @@ width=${WIDTH:-512}
 layers=${LAYERS:-8}
 batch=${BATCH:-512}
 device=${DEVICE:-host-cpu}
+profile=${PROFILE:-0}
 transport=${TRANSPORT:-socket}
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 out=${1:-$(mktemp -d "${TMPDIR:-/tmp}/pipecc-bench-schedule.XXXXXX")}
 mkdir -p "$out"
+if [ "$profile" = 1 ]; then
+  echo "measuring this machine: pipecc profile -o $out/host.json"
+  "$pipecc" profile -o "$out/host.json" --force
+  device=$out/host.json
+fi
 
 python3 "$root/scripts/gen_bench_mlp.py" "$out/model.onnx" --width "$width" \
   --layers "$layers" --classes 64 --batch "$batch"

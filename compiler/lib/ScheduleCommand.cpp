@@ -12,6 +12,7 @@
 
 #include "pipecc/Compiler/OutputDirectory.h"
 #include "pipecc/Compiler/OutputFile.h"
+#include "pipecc/CostModel/DeviceProfile.h"
 #include "pipecc/Runtime/Numbers.h"
 #include "pipecc/Scheduling/Communication.h"
 #include "pipecc/Scheduling/Generators.h"
@@ -235,6 +236,13 @@ int pipecc::runScheduleCommand(const ScheduleCommandOptions &options,
   sched::TensorSizes sizes;
   if (virtualStages > 1)
     timing.boundarySeconds = *messages;
+  if (!options.device.empty()) {
+    const cost::DeviceProfile *profile =
+        cost::loadDeviceProfile(options.device, error);
+    if (!profile)
+      return fail("--device: " + error);
+    timing.cores = profile->cores;
+  }
 
   sched::Result<sched::Schedule> schedule =
       generateUnderLimit(options.schedule, problem, options.memoryLimit,

@@ -4,6 +4,7 @@
 #include "pipecc/Compiler/Driver.h"
 #include "pipecc/Compiler/FailureHandling.h"
 #include "pipecc/Compiler/InitAll.h"
+#include "pipecc/Compiler/ProfileCommand.h"
 #include "pipecc/Compiler/ScheduleCommand.h"
 #include "pipecc/Runtime/Numbers.h"
 
@@ -142,7 +143,8 @@ static cl::list<std::string>
              cl::value_desc("node,..."), cl::cat(trainingCategory));
 static cl::opt<std::string>
     device("device", cl::desc("Device profile of the cost model: host-cpu, "
-                              "a100, h100, h200"),
+                              "a100, h100, h200, or a profile file.json "
+                              "from `pipecc profile`"),
            cl::init("host-cpu"), cl::cat(trainingCategory));
 static cl::opt<std::string>
     loss("loss",
@@ -209,6 +211,11 @@ static cl::opt<std::string> messageCost(
     cl::desc("Seconds per message: one value or one per boundary between "
              "virtual stages (default 0)"),
     cl::value_desc("s[,s...]"), cl::init("0"), cl::sub(scheduleCommand));
+static cl::opt<std::string> scheduleDevice(
+    "device",
+    cl::desc("Device profile (a file.json from `pipecc profile`): the "
+             "ranks share its cores"),
+    cl::value_desc("file.json"), cl::sub(scheduleCommand));
 static cl::opt<std::string> memoryLimit(
     "memory-limit",
     cl::desc("Most activations a rank may hold, in micro-batches of its "
@@ -260,6 +267,31 @@ static cl::opt<bool>
                   cl::desc("Replace the -o file even if pipecc did not write "
                            "it"),
                   cl::sub(timelineCommand));
+
+// `pipecc profile`: measures this machine for the cost model.
+static cl::SubCommand
+    profileCommand("profile",
+                   "Measure this machine (matmul rates, element-wise "
+                   "bandwidth, call overheads, messages between ranks, "
+                   "cores) and write a device profile for --device");
+static cl::opt<std::string>
+    profileOutput("o", cl::desc("Profile file to write (default: stdout)"),
+                  cl::value_desc("file.json"), cl::sub(profileCommand));
+static cl::opt<std::string>
+    profileRanks("ranks",
+                 cl::desc("Processes of the message measurement, in pairs "
+                          "(even, default 2)"),
+                 cl::value_desc("N"), cl::init("2"), cl::sub(profileCommand));
+static cl::opt<bool>
+    profileQuick("quick",
+                 cl::desc("A small grid and few repeats (seconds; for "
+                          "tests, not for predictions)"),
+                 cl::sub(profileCommand));
+static cl::opt<bool>
+    profileForce("force",
+                 cl::desc("Replace the -o file even if pipecc did not write "
+                          "it"),
+                 cl::sub(profileCommand));
 
 static int fail(const Twine &message) {
   errs() << "pipecc: error: " << message << "\n";
@@ -325,6 +357,7 @@ static int runSchedule() {
     options.memoryLimit = *limit;
   }
   options.schedule = scheduleName;
+  options.device = scheduleDevice;
   options.splitBackward = splitBackward;
   options.showMessages = showMessages;
   options.tracePath = tracePath;
@@ -370,12 +403,15 @@ int main(int argc, char **argv) {
       "  out/launch --steps 10 --data DIR        train (DIR/<input>.npy)\n"
       "  pipecc schedule --stages 4 --microbatches 8 --schedule zb-h1\n"
       "                                          compare schedules, no model\n"
-      "  pipecc timeline a.json [b.json] -o t.svg  render traces\n\n"
+      "  pipecc timeline a.json [b.json] -o t.svg  render traces\n"
+      "  pipecc profile -o host.json             measure this machine for\n"
+      "                                          --device host.json\n\n"
       "Phases, in order: " + phaseList() + "\n");
 
   // LLVM lets a subcommand's command line set the top level's options too;
   // taking them silently would hide a mistaken command line.
-  for (cl::SubCommand *sub : {&scheduleCommand, &timelineCommand}) {
+  for (cl::SubCommand *sub :
+       {&scheduleCommand, &timelineCommand, &profileCommand}) {
     if (!*sub)
       continue;
     for (auto &entry : cl::getRegisteredOptions(cl::SubCommand::getTopLevel()))
@@ -387,6 +423,22 @@ int main(int argc, char **argv) {
   }
   if (scheduleCommand)
     return runSchedule();
+  if (profileCommand) {
+    pipecc::ProfileCommandOptions options;
+    std::string error;
+    std::optional<int64_t> ranks =
+        pipecc::rt::parseIntegerOption("--ranks", profileRanks, 2, 64, error);
+    if (!ranks)
+      return fail(error);
+    if (*ranks % 2)
+      return fail("--ranks " + profileRanks +
+                  ": expected an even number (ranks ping-pong in pairs)");
+    options.ranks = static_cast<int>(*ranks);
+    options.outputPath = profileOutput;
+    options.force = profileForce;
+    options.quick = profileQuick;
+    return finish(pipecc::runProfileCommand(options, outs()));
+  }
   if (timelineCommand)
     return finish(pipecc::runTimelineCommand(
         std::vector<std::string>(timelineInputs.begin(), timelineInputs.end()),

@@ -1,9 +1,98 @@
 #include "pipecc/CostModel/DeviceProfile.h"
+#include "pipecc/Dialect/Graph/GraphOps.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <mutex>
 
 using namespace pipecc;
 using namespace pipecc::cost;
+
+namespace {
+constexpr llvm::StringLiteral kFormat = "pipecc-device-profile";
+constexpr int64_t kVersion = 1;
+
+/// The bracketing grid points of `value` on `axis` and the weight of the
+/// upper one, in log space; clamped to the grid.
+struct Bracket {
+  size_t lower = 0, upper = 0;
+  double weight = 0;
+  /// value / the smallest grid point when below the grid, else 1.
+  double belowGrid = 1;
+};
+
+Bracket bracket(const std::vector<int64_t> &axis, int64_t value) {
+  Bracket b;
+  if (value <= axis.front()) {
+    b.belowGrid = double(std::max<int64_t>(value, 1)) / double(axis.front());
+    return b;
+  }
+  if (value >= axis.back()) {
+    b.lower = b.upper = axis.size() - 1;
+    return b;
+  }
+  size_t upper = std::upper_bound(axis.begin(), axis.end(), value) - axis.begin();
+  b.lower = upper - 1;
+  b.upper = upper;
+  b.weight = std::log(double(value) / double(axis[b.lower])) /
+             std::log(double(axis[upper]) / double(axis[b.lower]));
+  return b;
+}
+} // namespace
+
+const GemmRateTable::Table *
+GemmRateTable::tableFor(bool transposeA, bool transposeB,
+                        bool accumulate) const {
+  const Table *plain = nullptr, *sameTranspose = nullptr;
+  for (const Table &table : tables) {
+    if (table.transposeA == transposeA && table.transposeB == transposeB) {
+      if (table.accumulate == accumulate)
+        return &table;
+      if (!table.accumulate || !sameTranspose)
+        sameTranspose = &table;
+    }
+    if (!table.transposeA && !table.transposeB && !table.accumulate)
+      plain = &table;
+  }
+  if (sameTranspose)
+    return sameTranspose;
+  return plain ? plain : (tables.empty() ? nullptr : &tables.front());
+}
+
+double GemmRateTable::seconds(int64_t m, int64_t n, int64_t k,
+                              bool transposeA, bool transposeB,
+                              bool accumulate) const {
+  const Table *table = tableFor(transposeA, transposeB, accumulate);
+  if (!table || m <= 0 || n <= 0 || k <= 0)
+    return 0;
+  Bracket bm = bracket(this->m, m), bn = bracket(this->n, n),
+          bk = bracket(this->k, k);
+  double logRate = 0;
+  for (int corner = 0; corner < 8; ++corner) {
+    bool hiM = corner & 4, hiN = corner & 2, hiK = corner & 1;
+    double weight = (hiM ? bm.weight : 1 - bm.weight) *
+                    (hiN ? bn.weight : 1 - bn.weight) *
+                    (hiK ? bk.weight : 1 - bk.weight);
+    if (weight == 0)
+      continue;
+    size_t i = hiM ? bm.upper : bm.lower, j = hiN ? bn.upper : bn.lower,
+           l = hiK ? bk.upper : bk.lower;
+    double rate =
+        table->flopsPerSecond[(i * this->n.size() + j) * this->k.size() + l];
+    logRate += weight * std::log(rate);
+  }
+  // Below the grid a product takes its smallest point's time: the rate
+  // falls with the work.
+  double rate =
+      std::exp(logRate) * bm.belowGrid * bn.belowGrid * bk.belowGrid;
+  return 2.0 * double(m) * double(n) * double(k) / rate;
+}
 
 llvm::ArrayRef<DeviceProfile> cost::builtinDeviceProfiles() {
   // Sustained FP32 rates. The CPU row is a modest 2-core x86 server core
@@ -23,11 +112,363 @@ llvm::ArrayRef<DeviceProfile> cost::builtinDeviceProfiles() {
   return profiles;
 }
 
-const DeviceProfile *cost::lookupDeviceProfile(llvm::StringRef name) {
+//===----------------------------------------------------------------------===//
+// The file format
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Reads members, failing with the first one at fault.
+class ProfileReader {
+public:
+  explicit ProfileReader(const llvm::json::Object &root) : root(root) {}
+
+  llvm::Error fail(const std::string &member, const std::string &what) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "member '" + member + "': " + what);
+  }
+
+  const llvm::json::Value *member(const llvm::json::Object &object,
+                                  llvm::StringRef key) {
+    return object.get(key);
+  }
+
+  llvm::Error positive(const llvm::json::Object &object, llvm::StringRef key,
+                       const std::string &path, double &out) {
+    const llvm::json::Value *value = object.get(key);
+    if (!value)
+      return fail(path, "missing");
+    std::optional<double> number = value->getAsNumber();
+    if (!number || !std::isfinite(*number) || *number <= 0)
+      return fail(path, "expected a positive number");
+    out = *number;
+    return llvm::Error::success();
+  }
+
+  llvm::Error nonNegative(const llvm::json::Object &object,
+                          llvm::StringRef key, const std::string &path,
+                          double &out) {
+    const llvm::json::Value *value = object.get(key);
+    if (!value)
+      return fail(path, "missing");
+    std::optional<double> number = value->getAsNumber();
+    if (!number || !std::isfinite(*number) || *number < 0)
+      return fail(path, "expected a non-negative number");
+    out = *number;
+    return llvm::Error::success();
+  }
+
+  llvm::Error object(const llvm::json::Object &parent, llvm::StringRef key,
+                     const std::string &path,
+                     const llvm::json::Object *&out) {
+    const llvm::json::Value *value = parent.get(key);
+    if (!value)
+      return fail(path, "missing");
+    out = value->getAsObject();
+    if (!out)
+      return fail(path, "expected an object");
+    return llvm::Error::success();
+  }
+
+  llvm::Error axis(const llvm::json::Object &gemm, llvm::StringRef key,
+                   std::vector<int64_t> &out) {
+    std::string path = ("gemm." + key).str();
+    const llvm::json::Value *value = gemm.get(key);
+    if (!value)
+      return fail(path, "missing");
+    const llvm::json::Array *array = value->getAsArray();
+    if (!array || array->empty())
+      return fail(path, "expected a non-empty array of sizes");
+    for (auto [i, entry] : llvm::enumerate(*array)) {
+      std::optional<int64_t> size = entry.getAsInteger();
+      if (!size || *size <= 0 || (!out.empty() && *size <= out.back()))
+        return fail(path + "[" + std::to_string(i) + "]",
+                    "expected a positive integer above the previous one");
+      out.push_back(*size);
+    }
+    return llvm::Error::success();
+  }
+
+  const llvm::json::Object &root;
+};
+
+llvm::Error readGemm(ProfileReader &reader, const llvm::json::Object &gemm,
+                     GemmRateTable &table) {
+  for (auto [key, axis] : {std::pair{"m", &table.m}, std::pair{"n", &table.n},
+                           std::pair{"k", &table.k}})
+    if (llvm::Error error = reader.axis(gemm, key, *axis))
+      return error;
+  const llvm::json::Value *tables = gemm.get("tables");
+  if (!tables)
+    return reader.fail("gemm.tables", "missing");
+  const llvm::json::Array *array = tables->getAsArray();
+  if (!array || array->empty())
+    return reader.fail("gemm.tables", "expected a non-empty array");
+  size_t points = table.m.size() * table.n.size() * table.k.size();
+  for (auto [index, entry] : llvm::enumerate(*array)) {
+    std::string path = "gemm.tables[" + std::to_string(index) + "]";
+    const llvm::json::Object *object = entry.getAsObject();
+    if (!object)
+      return reader.fail(path, "expected an object");
+    GemmRateTable::Table parsed;
+    std::optional<llvm::StringRef> transpose = object->getString("transpose");
+    if (!transpose || transpose->size() != 2 ||
+        transpose->find_first_not_of("nt") != llvm::StringRef::npos)
+      return reader.fail(path + ".transpose",
+                         "expected \"nn\", \"nt\", \"tn\" or \"tt\"");
+    parsed.transposeA = (*transpose)[0] == 't';
+    parsed.transposeB = (*transpose)[1] == 't';
+    std::optional<int64_t> beta = object->getInteger("beta");
+    if (!beta || (*beta != 0 && *beta != 1))
+      return reader.fail(path + ".beta", "expected 0 or 1");
+    parsed.accumulate = *beta == 1;
+    const llvm::json::Value *rates = object->get("flops_per_s");
+    const llvm::json::Array *rateArray = rates ? rates->getAsArray() : nullptr;
+    if (!rateArray || rateArray->size() != points)
+      return reader.fail(path + ".flops_per_s",
+                         "expected an array of " + std::to_string(points) +
+                             " rates (m x n x k, k fastest)");
+    for (auto [i, rate] : llvm::enumerate(*rateArray)) {
+      std::optional<double> number = rate.getAsNumber();
+      if (!number || !std::isfinite(*number) || *number <= 0)
+        return reader.fail(path + ".flops_per_s[" + std::to_string(i) + "]",
+                           "expected a positive number");
+      parsed.flopsPerSecond.push_back(*number);
+    }
+    table.tables.push_back(std::move(parsed));
+  }
+  return llvm::Error::success();
+}
+} // namespace
+
+llvm::Expected<DeviceProfile>
+cost::parseDeviceProfile(const llvm::json::Value &json, llvm::StringRef name) {
+  const llvm::json::Object *root = json.getAsObject();
+  if (!root)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "expected a JSON object");
+  ProfileReader reader(*root);
+  std::optional<llvm::StringRef> format = root->getString("format");
+  if (!format || *format != kFormat)
+    return reader.fail("format", ("expected \"" + kFormat + "\"").str());
+  std::optional<int64_t> version = root->getInteger("version");
+  if (!version || *version != kVersion)
+    return reader.fail("version",
+                       "expected " + std::to_string(kVersion) +
+                           " (a profile of another pipecc: measure again "
+                           "with `pipecc profile`)");
+
+  DeviceProfile profile{name.str(), "", 0, 0, 0, 0, 0, 0};
+  profile.description =
+      root->getString("description").value_or("measured by pipecc profile").str();
+  profile.machine = root->getString("machine").value_or("").str();
+  profile.blas = root->getString("blas").value_or("").str();
+  std::optional<int64_t> cores = root->getInteger("cores");
+  if (!cores || *cores < 1 || *cores > 1 << 20)
+    return reader.fail("cores", "expected a positive integer");
+  profile.cores = static_cast<int>(*cores);
+  std::optional<int64_t> memory = root->getInteger("memory_bytes");
+  if (!memory || *memory <= 0)
+    return reader.fail("memory_bytes", "expected a positive integer");
+  profile.memoryBytes = *memory;
+  if (llvm::Error error = reader.positive(*root, "flops_per_s", "flops_per_s",
+                                          profile.flopsPerSecond))
+    return std::move(error);
+  if (llvm::Error error =
+          reader.positive(*root, "transcendentals_per_s",
+                          "transcendentals_per_s",
+                          profile.transcendentalsPerSecond))
+    return std::move(error);
+
+  const llvm::json::Object *elementwise = nullptr, *calls = nullptr,
+                           *gemm = nullptr;
+  if (llvm::Error error =
+          reader.object(*root, "elementwise", "elementwise", elementwise))
+    return std::move(error);
+  if (llvm::Error error =
+          reader.positive(*elementwise, "bytes_per_s",
+                          "elementwise.bytes_per_s",
+                          profile.memoryBytesPerSecond))
+    return std::move(error);
+  if (llvm::Error error = reader.positive(
+          *elementwise, "reduction_bytes_per_s",
+          "elementwise.reduction_bytes_per_s",
+          profile.reductionBytesPerSecond))
+    return std::move(error);
+  if (llvm::Error error = reader.positive(
+          *elementwise, "stream_bytes_per_s", "elementwise.stream_bytes_per_s",
+          profile.streamBytesPerSecond))
+    return std::move(error);
+  if (llvm::Error error = reader.positive(
+          *elementwise, "accumulate_bytes_per_s",
+          "elementwise.accumulate_bytes_per_s",
+          profile.accumulateBytesPerSecond))
+    return std::move(error);
+  if (llvm::Error error = reader.object(*root, "calls", "calls", calls))
+    return std::move(error);
+  if (llvm::Error error =
+          reader.nonNegative(*calls, "stage_call_s", "calls.stage_call_s",
+                             profile.stageCallSeconds))
+    return std::move(error);
+  if (llvm::Error error =
+          reader.nonNegative(*calls, "runtime_call_s", "calls.runtime_call_s",
+                             profile.runtimeCallSeconds))
+    return std::move(error);
+
+  const llvm::json::Value *links = root->get("links");
+  const llvm::json::Array *linkArray = links ? links->getAsArray() : nullptr;
+  if (!linkArray || linkArray->empty())
+    return reader.fail("links", "expected a non-empty array");
+  for (auto [index, entry] : llvm::enumerate(*linkArray)) {
+    std::string path = "links[" + std::to_string(index) + "]";
+    const llvm::json::Object *object = entry.getAsObject();
+    if (!object)
+      return reader.fail(path, "expected an object");
+    LinkMeasurement link;
+    std::optional<llvm::StringRef> transport = object->getString("transport");
+    if (!transport || transport->empty())
+      return reader.fail(path + ".transport", "expected a transport name");
+    link.transport = transport->str();
+    if (llvm::Error error = reader.nonNegative(
+            *object, "latency_s", path + ".latency_s", link.latencySeconds))
+      return std::move(error);
+    if (llvm::Error error = reader.positive(
+            *object, "bytes_per_s", path + ".bytes_per_s", link.bytesPerSecond))
+      return std::move(error);
+    profile.links.push_back(std::move(link));
+  }
+  profile.linkLatencySeconds = profile.links.front().latencySeconds;
+  profile.linkBytesPerSecond = profile.links.front().bytesPerSecond;
+
+  if (llvm::Error error = reader.object(*root, "gemm", "gemm", gemm))
+    return std::move(error);
+  if (llvm::Error error = readGemm(reader, *gemm, profile.gemm))
+    return std::move(error);
+  return profile;
+}
+
+llvm::json::Value cost::toJSON(const DeviceProfile &profile) {
+  llvm::json::Array tables;
+  for (const GemmRateTable::Table &table : profile.gemm.tables)
+    tables.push_back(llvm::json::Object{
+        {"transpose", std::string{table.transposeA ? 't' : 'n',
+                                  table.transposeB ? 't' : 'n'}},
+        {"beta", table.accumulate ? 1 : 0},
+        {"flops_per_s", llvm::json::Array(table.flopsPerSecond)},
+    });
+  llvm::json::Array links;
+  for (const LinkMeasurement &link : profile.links)
+    links.push_back(llvm::json::Object{{"transport", link.transport},
+                                       {"latency_s", link.latencySeconds},
+                                       {"bytes_per_s", link.bytesPerSecond}});
+  return llvm::json::Object{
+      {"format", kFormat},
+      {"version", kVersion},
+      {"description", profile.description},
+      {"machine", profile.machine},
+      {"blas", profile.blas},
+      {"cores", profile.cores},
+      {"memory_bytes", profile.memoryBytes},
+      {"flops_per_s", profile.flopsPerSecond},
+      {"transcendentals_per_s", profile.transcendentalsPerSecond},
+      {"elementwise",
+       llvm::json::Object{
+           {"bytes_per_s", profile.memoryBytesPerSecond},
+           {"reduction_bytes_per_s", profile.reductionBytesPerSecond},
+           {"stream_bytes_per_s", profile.streamBytesPerSecond},
+           {"accumulate_bytes_per_s", profile.accumulateBytesPerSecond}}},
+      {"calls", llvm::json::Object{{"stage_call_s", profile.stageCallSeconds},
+                                   {"runtime_call_s",
+                                    profile.runtimeCallSeconds}}},
+      {"links", std::move(links)},
+      {"gemm", llvm::json::Object{{"m", llvm::json::Array(profile.gemm.m)},
+                                  {"n", llvm::json::Array(profile.gemm.n)},
+                                  {"k", llvm::json::Array(profile.gemm.k)},
+                                  {"tables", std::move(tables)}}},
+  };
+}
+
+const DeviceProfile *cost::loadDeviceProfile(llvm::StringRef nameOrPath,
+                                             std::string &error) {
   for (const DeviceProfile &profile : builtinDeviceProfiles())
-    if (profile.name == name)
+    if (profile.name == nameOrPath)
       return &profile;
-  return nullptr;
+  // Files are read once per process; passes on several threads may ask.
+  static std::mutex mutex;
+  static llvm::StringMap<std::unique_ptr<DeviceProfile>> files;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = files.find(nameOrPath); it != files.end())
+    return it->second.get();
+  if (!nameOrPath.ends_with(".json")) {
+    std::string names;
+    for (const DeviceProfile &profile : builtinDeviceProfiles())
+      names += (names.empty() ? "" : ", ") + profile.name;
+    error = "unknown device profile '" + nameOrPath.str() + "' (built-in: " +
+            names + "; or a profile file.json from `pipecc profile`)";
+    return nullptr;
+  }
+  std::string prefix = "device profile '" + nameOrPath.str() + "': ";
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(nameOrPath);
+  if (!buffer) {
+    error = prefix + "cannot read it: " + buffer.getError().message();
+    return nullptr;
+  }
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json) {
+    error = prefix + "not JSON: " + llvm::toString(json.takeError());
+    return nullptr;
+  }
+  llvm::Expected<DeviceProfile> profile =
+      parseDeviceProfile(*json, nameOrPath);
+  if (!profile) {
+    error = prefix + llvm::toString(profile.takeError());
+    return nullptr;
+  }
+  auto &slot = files[nameOrPath];
+  slot = std::make_unique<DeviceProfile>(std::move(*profile));
+  return slot.get();
+}
+
+const DeviceProfile *cost::lookupDeviceProfile(llvm::StringRef nameOrPath) {
+  std::string error;
+  return loadDeviceProfile(nameOrPath, error);
+}
+
+std::optional<GemmShape> cost::gemmShapeOf(mlir::Operation *op) {
+  auto matmul = llvm::dyn_cast<graph::MatMulOp>(op);
+  if (!matmul)
+    return std::nullopt;
+  auto lhs = llvm::dyn_cast<mlir::RankedTensorType>(matmul.getLhs().getType());
+  auto result = llvm::dyn_cast<mlir::RankedTensorType>(matmul.getType());
+  if (!lhs || !result || !lhs.hasStaticShape() || !result.hasStaticShape() ||
+      result.getRank() < 2)
+    return std::nullopt;
+  GemmShape shape;
+  int64_t rank = result.getRank();
+  shape.m = result.getDimSize(rank - 2);
+  shape.n = result.getDimSize(rank - 1);
+  shape.k = matmul.getTransposeLhs() ? lhs.getDimSize(lhs.getRank() - 2)
+                                     : lhs.getDimSize(lhs.getRank() - 1);
+  shape.batch = 1;
+  for (int64_t d = 0; d + 2 < rank; ++d)
+    shape.batch *= result.getDimSize(d);
+  shape.transposeA = matmul.getTransposeLhs();
+  shape.transposeB = matmul.getTransposeRhs();
+  return shape;
+}
+
+double cost::estimateSeconds(mlir::Operation *op,
+                             const DeviceProfile &device) {
+  auto costly = llvm::dyn_cast<graph::CostOpInterface>(op);
+  if (!costly)
+    return 0;
+  if (!device.gemm.empty())
+    if (std::optional<GemmShape> gemm = gemmShapeOf(op))
+      return double(gemm->batch) *
+             device.gemm.seconds(gemm->m, gemm->n, gemm->k, gemm->transposeA,
+                                 gemm->transposeB);
+  return estimateSeconds(costly.getCost(), device);
 }
 
 double cost::estimateSeconds(const graph::OpCost &cost,
@@ -43,4 +484,23 @@ double cost::transferSeconds(int64_t bytes, const DeviceProfile &device) {
   return bytes == 0 ? 0.0
                     : device.linkLatencySeconds +
                           double(bytes) / device.linkBytesPerSecond;
+}
+
+double cost::gradientAccumulationSeconds(int64_t parameterBytes,
+                                         const DeviceProfile &device) {
+  if (device.accumulateBytesPerSecond <= 0 || parameterBytes == 0)
+    return 0;
+  return 3.0 * double(parameterBytes) / device.accumulateBytesPerSecond +
+         device.runtimeCallSeconds;
+}
+
+double cost::optimizerSeconds(int64_t parameterBytes, int64_t tensors,
+                              const DeviceProfile &device) {
+  // Parameter and gradient read, parameter written, once per step: the
+  // sweep leaves the caches.
+  double bandwidth = device.streamBytesPerSecond > 0
+                         ? device.streamBytesPerSecond
+                         : device.memoryBytesPerSecond;
+  return 3.0 * double(parameterBytes) / bandwidth +
+         double(tensors) * device.runtimeCallSeconds;
 }

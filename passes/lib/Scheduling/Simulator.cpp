@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -303,7 +304,8 @@ public:
       : problem(problem), programs(programs), timing(timing), report(report),
         index(problem), inputs(problem), computed(index.size(), 0),
         next(problem.stages, 0), clock(problem.stages, 0),
-        received(problem.stages), posted(problem.stages) {
+        received(problem.stages), posted(problem.stages),
+        running(problem.stages) {
     result.busySeconds.assign(problem.stages, 0);
     for (const Program &program : programs)
       result.timelines.emplace_back(program.size());
@@ -312,16 +314,18 @@ public:
   }
 
   Result<SimulationResult> run() {
-    bool progressed = true;
-    while (progressed) {
-      progressed = false;
-      for (int rank = 0; rank < problem.stages; ++rank) {
-        Result<bool> moved = advance(rank);
-        if (!moved)
-          return Diagnostic{moved.message()};
-        progressed = progressed || *moved;
+    do {
+      bool progressed = true;
+      while (progressed) {
+        progressed = false;
+        for (int rank = 0; rank < problem.stages; ++rank) {
+          Result<bool> moved = advance(rank);
+          if (!moved)
+            return Diagnostic{moved.message()};
+          progressed = progressed || *moved;
+        }
       }
-    }
+    } while (shareCores());
     if (Status status = reportDeadlock(); !status)
       return status;
     std::vector<std::vector<ComputeAction>> computes(problem.stages);
@@ -334,6 +338,70 @@ public:
   }
 
 private:
+  /// A compute or optimizer step in progress on shared cores: `remaining`
+  /// seconds of work at full speed, from `start`.
+  struct Running {
+    bool active = false;
+    size_t at = 0;
+    double start = 0;
+    double remaining = 0;
+  };
+
+  /// Processor sharing: advances the global clock to the next start or end
+  /// of a running action, each of the k ranks computing at once getting
+  /// min(1, cores / k) of a core, and ends what finished; whether any rank
+  /// was running. Starts of ranks ahead of the clock (after a message)
+  /// wait for it.
+  bool shareCores() {
+    if (!timing.sharesCores(problem.stages))
+      return false;
+    std::vector<int> computing;
+    double nextStart = std::numeric_limits<double>::infinity();
+    bool any = false;
+    for (int rank = 0; rank < problem.stages; ++rank) {
+      if (!running[rank].active)
+        continue;
+      any = true;
+      if (running[rank].start <= now)
+        computing.push_back(rank);
+      else
+        nextStart = std::min(nextStart, running[rank].start);
+    }
+    if (!any)
+      return false;
+    if (computing.empty()) {
+      now = nextStart;
+      return true;
+    }
+    double speed =
+        std::min(1.0, double(timing.cores) / double(computing.size()));
+    double first = std::numeric_limits<double>::infinity();
+    for (int rank : computing)
+      first = std::min(first, running[rank].remaining / speed);
+    bool ending = now + first <= nextStart;
+    double until = ending ? now + first : nextStart;
+    for (int rank : computing) {
+      Running &action = running[rank];
+      // The first to end ends exactly, without rounding left over.
+      if (ending && action.remaining / speed == first)
+        action.remaining = 0;
+      else
+        action.remaining -= (until - now) * speed;
+    }
+    now = until;
+    for (int rank : computing) {
+      Running &action = running[rank];
+      if (action.remaining > 1e-12 * std::max(1.0, now))
+        continue;
+      result.timelines[rank][action.at] = {action.start, now};
+      result.busySeconds[rank] += now - action.start;
+      clock[rank] = now;
+      ++next[rank];
+      action.active = false;
+    }
+    return true;
+  }
+
   /// A posted send waiting in its link's queue (overlap mode).
   struct Posted {
     size_t at;
@@ -415,7 +483,7 @@ private:
   /// Runs `rank` until it blocks or ends; whether anything ran.
   Result<bool> advance(int rank) {
     bool moved = false;
-    while (!done(rank)) {
+    while (!done(rank) && !running[rank].active) {
       size_t at = next[rank];
       const ProgramAction &action = programs[rank][at];
       if (isMessage(action)) {
@@ -432,9 +500,15 @@ private:
         computed[index(action.compute)] = 1;
         duration = problem.duration(action.compute);
       } else if (action.kind == ProgramActionKind::OptimizerStep) {
-        duration = timing.optimizerStepSeconds;
+        duration = timing.optimizerSeconds(rank);
       } else {
         duration = timing.transferSeconds(action.bytes);
+      }
+      if (timing.sharesCores(problem.stages) &&
+          action.kind != ProgramActionKind::AllReduce) {
+        // Ends when shareCores() has given it `duration` of a core.
+        running[rank] = {true, at, std::max(clock[rank], now), duration};
+        return true;
       }
       if (action.kind != ProgramActionKind::AllReduce)
         result.busySeconds[rank] += duration;
@@ -517,6 +591,9 @@ private:
   std::vector<std::set<MessageKey>> received;
   /// posted[from][to]: sends posted and not yet received (overlap mode).
   std::vector<std::vector<std::deque<Posted>>> posted;
+  /// Processor sharing: each rank's action in progress and the global clock.
+  std::vector<Running> running;
+  double now = 0;
   SimulationResult result;
 };
 } // namespace
@@ -645,8 +722,8 @@ pipecc::scheduling::simulateSchedule(const ScheduleProblem &problem,
     return Diagnostic{error.str()};
 
   for (int rank = 0; rank < problem.stages; ++rank) {
-    clock[rank] += timing.optimizerStepSeconds;
-    result.busySeconds[rank] += timing.optimizerStepSeconds;
+    clock[rank] += timing.optimizerSeconds(rank);
+    result.busySeconds[rank] += timing.optimizerSeconds(rank);
   }
   summarise(problem, schedule.perRank, clock, result);
   return result;

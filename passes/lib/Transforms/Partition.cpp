@@ -123,9 +123,11 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
     func::FuncOp func = getModelFunction(module);
     if (!func)
       return signalPassFailure();
-    const cost::DeviceProfile *profile = cost::lookupDeviceProfile(device);
+    std::string profileError;
+    const cost::DeviceProfile *profile =
+        cost::loadDeviceProfile(device, profileError);
     if (!profile) {
-      module.emitError("unknown device profile '") << device << "'";
+      module.emitError(profileError);
       return signalPassFailure();
     }
     if (stages < 1 || stages > 4096) {
@@ -186,15 +188,13 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
                placementKindChosen, stages, chunks, 1, true)
                .placement)
         problem.placement.push_back(rank);
-    problem.link = {profile->name.str(), profile->linkBytesPerSecond,
+    problem.link = {profile->name, profile->linkBytesPerSecond,
                     profile->linkLatencySeconds};
     problem.ops.resize(nodes.size());
     for (auto [index, ops] : llvm::enumerate(nodes)) {
       problem.ops[index].name = nodeName(ops.front());
       for (Operation *op : ops)
-        if (auto costly = llvm::dyn_cast<CostOpInterface>(op))
-          problem.ops[index].forwardSeconds +=
-              cost::estimateSeconds(costly.getCost(), *profile);
+        problem.ops[index].forwardSeconds += cost::estimateSeconds(op, *profile);
     }
 
     // Backward ops cost their forward node; BackwardSplit says how far back
@@ -230,9 +230,7 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
       std::optional<int> node = backwardSplit->positionOf(&op);
       if (!node)
         continue;
-      double seconds = 0;
-      if (auto costly = llvm::dyn_cast<CostOpInterface>(op))
-        seconds = cost::estimateSeconds(costly.getCost(), *profile);
+      double seconds = cost::estimateSeconds(&op, *profile);
       auto &opCost = problem.ops[*node];
       opCost.backward.push_back({backwardSplit->reach(&op), seconds});
       for (Value operand : op.getOperands())
@@ -396,11 +394,21 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
                              s.firstOp, s.lastOp, stageStartOf))),
           b.getNamedAttr("first", b.getStringAttr(problem.ops[s.firstOp].name)),
           b.getNamedAttr("last", b.getStringAttr(problem.ops[s.lastOp].name)),
-          b.getNamedAttr("forward_s", b.getF64FloatAttr(s.forwardSeconds)),
+          // Each stage function call costs the profile's call overhead.
+          b.getNamedAttr("forward_s",
+                         b.getF64FloatAttr(s.forwardSeconds +
+                                           profile.stageCallSeconds)),
           b.getNamedAttr("backward_input_s",
-                         b.getF64FloatAttr(s.backwardInputSeconds)),
+                         b.getF64FloatAttr(s.backwardInputSeconds +
+                                           profile.stageCallSeconds)),
+          // W (or the fused backward) ends with the runtime adding the
+          // micro-batch's weight gradients into the step's accumulators.
           b.getNamedAttr("backward_weight_s",
-                         b.getF64FloatAttr(s.backwardWeightSeconds)),
+                         b.getF64FloatAttr(
+                             s.backwardWeightSeconds +
+                             profile.stageCallSeconds +
+                             cost::gradientAccumulationSeconds(
+                                 s.parameterBytes, profile))),
           b.getNamedAttr("communication_s",
                          b.getF64FloatAttr(s.communicationSeconds)),
           b.getNamedAttr("total_s", b.getF64FloatAttr(s.totalSeconds)),

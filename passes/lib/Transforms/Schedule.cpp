@@ -198,16 +198,7 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
   /// Durations from the stage table (indexed by rank and chunk in the
   /// library), the link from its device profile; a free link without one.
   void setCosts(sched::ScheduleProblem &problem, sched::TimingModel &timing) {
-    problem.durations.assign(table.stages.size(), {});
-    for (const VirtualStage &stage : table.stages)
-      problem.durations[stage.rank * table.chunks + stage.chunk] = {
-          stage.cost.forwardSeconds, stage.cost.backwardInputSeconds,
-          stage.cost.backwardWeightSeconds};
-    if (const cost::DeviceProfile *profile =
-            cost::lookupDeviceProfile(table.device)) {
-      timing.bandwidthBytesPerSecond = profile->linkBytesPerSecond;
-      timing.latencySeconds = profile->linkLatencySeconds;
-    }
+    setStageTableCosts(table, problem, timing);
   }
 
   /// The tensors `sender` sends to `receiver` (its pipeline.send list, with

@@ -92,20 +92,42 @@ LogicalResult readCosts(PipelineOp pipeline, LibraryPrograms &result) {
     diag << "]";
     return failure();
   }
-  sched::ScheduleProblem &problem = result.problem;
-  problem.durations.assign(table->stages.size(), {});
-  for (const VirtualStage &stage : table->stages)
-    problem.durations[stage.rank * table->chunks + stage.chunk] = {
-        stage.cost.forwardSeconds, stage.cost.backwardInputSeconds,
-        stage.cost.backwardWeightSeconds};
-  if (const cost::DeviceProfile *profile =
-          cost::lookupDeviceProfile(table->device)) {
-    result.timing.bandwidthBytesPerSecond = profile->linkBytesPerSecond;
-    result.timing.latencySeconds = profile->linkLatencySeconds;
-  }
+  setStageTableCosts(*table, result.problem, result.timing);
   return success();
 }
 } // namespace
+
+void pipecc::setStageTableCosts(const StageTable &table,
+                                sched::ScheduleProblem &problem,
+                                sched::TimingModel &timing) {
+  problem.durations.assign(table.stages.size(), {});
+  for (const VirtualStage &stage : table.stages)
+    problem.durations[stage.rank * table.chunks + stage.chunk] = {
+        stage.cost.forwardSeconds, stage.cost.backwardInputSeconds,
+        stage.cost.backwardWeightSeconds};
+  const cost::DeviceProfile *profile = cost::lookupDeviceProfile(table.device);
+  if (!profile)
+    return;
+  timing.bandwidthBytesPerSecond = profile->linkBytesPerSecond;
+  timing.latencySeconds = profile->linkLatencySeconds;
+  // What a measured profile knows beyond the links (the built-in rows
+  // leave these at zero, as before).
+  if (profile->cores == 0)
+    return;
+  timing.cores = profile->cores;
+  std::vector<int64_t> parameterBytes(table.ranks, 0);
+  for (const VirtualStage &stage : table.stages)
+    parameterBytes[stage.rank] += stage.cost.parameterBytes;
+  timing.optimizerStepSecondsByRank.clear();
+  for (int64_t bytes : parameterBytes)
+    timing.optimizerStepSecondsByRank.push_back(
+        cost::optimizerSeconds(bytes, /*tensors=*/1, *profile));
+  // The loss is summed over the ranks (the lowest rank gathers and sends
+  // back the sum): two messages per other rank, one after another.
+  timing.lossReductionSeconds =
+      2.0 * double(table.ranks - 1) *
+      (profile->linkLatencySeconds + profile->runtimeCallSeconds);
+}
 
 FailureOr<LibraryPrograms> pipecc::toLibraryPrograms(PipelineOp pipeline) {
   int ranks = static_cast<int>(pipeline.getRanks());

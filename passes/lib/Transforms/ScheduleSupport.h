@@ -13,6 +13,7 @@
 #define PIPECC_PASSES_LIB_TRANSFORMS_SCHEDULESUPPORT_H
 
 #include "pipecc/Dialect/Pipeline/PipelineOps.h"
+#include "pipecc/Passes/StageTable.h"
 #include "pipecc/Scheduling/Program.h"
 
 #include "mlir/Support/LogicalResult.h"
@@ -53,6 +54,14 @@ struct LibraryPrograms {
 /// table's, or an op that is not a pipeline action.
 mlir::FailureOr<LibraryPrograms>
 toLibraryPrograms(pipeline::PipelineOp pipeline);
+
+/// The costs the stage table gives a schedule: each virtual stage's F, B
+/// and W durations, and from its device profile the links, the cores the
+/// ranks share, each rank's optimizer step and the step's loss reduction.
+/// Without a known profile the link is free and the rest costs nothing.
+void setStageTableCosts(const StageTable &table,
+                        scheduling::ScheduleProblem &problem,
+                        scheduling::TimingModel &timing);
 
 /// Bytes of a statically shaped tensor.
 int64_t tensorBytes(mlir::Type type);

@@ -28,6 +28,9 @@ struct ScheduleCommandOptions {
   /// Split the backward into B and W even when the schedule does not need
   /// it.
   bool splitBackward = false;
+  /// A device profile (name or file); empty: none. The ranks share its
+  /// cores (processor sharing when they are fewer than the ranks).
+  std::string device;
   /// Print the sends and receives in each rank's program too.
   bool showMessages = false;
   std::string tracePath, svgPath, outputDir;

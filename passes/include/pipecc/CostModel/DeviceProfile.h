@@ -1,3 +1,14 @@
+//===- DeviceProfile.h - What the cost model knows of a device --*- C++ -*-===//
+//
+// A device profile is data: a built-in row (sustained roofline rates), or a
+// file `pipecc profile` measured on a machine (docs/cli.md, "Device profile
+// files"): a table of matmul rates over shapes and transpositions, the
+// element-wise bandwidth, per-call overheads, the link between two ranks and
+// the number of cores. estimateSeconds() is the one rule that turns an op's
+// cost into seconds on either kind.
+//
+//===----------------------------------------------------------------------===//
+
 #ifndef PIPECC_COSTMODEL_DEVICEPROFILE_H
 #define PIPECC_COSTMODEL_DEVICEPROFILE_H
 
@@ -5,16 +16,58 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/JSON.h"
 
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace pipecc::cost {
+
+/// Measured single-thread GEMM rates (flop/s) on a grid of shapes, one table
+/// per transposition and accumulation (beta = 0 or 1). Rates between grid
+/// points are interpolated multilinearly in log(rate) over log(dimension);
+/// a dimension above the grid takes the rate of its largest point, one below
+/// the grid takes the time of its smallest point (call overhead bound).
+struct GemmRateTable {
+  struct Table {
+    bool transposeA = false, transposeB = false;
+    /// beta = 1: the product is added into C.
+    bool accumulate = false;
+    /// Indexed [i][j][l] = rates[(i * n.size() + j) * k.size() + l] for
+    /// m[i], n[j], k[l].
+    std::vector<double> flopsPerSecond;
+  };
+  /// Ascending, positive.
+  std::vector<int64_t> m, n, k;
+  std::vector<Table> tables;
+
+  bool empty() const { return tables.empty(); }
+  /// The table of a transposition (beta = 0 unless `accumulate` and one was
+  /// measured; "nn" when that transposition was not measured); null when
+  /// there is no table.
+  const Table *tableFor(bool transposeA, bool transposeB,
+                        bool accumulate) const;
+  /// Seconds of one m x n x k product (2mnk flops); 0 for an empty product.
+  double seconds(int64_t m, int64_t n, int64_t k, bool transposeA,
+                 bool transposeB, bool accumulate = false) const;
+};
+
+/// The link between two ranks over one transport.
+struct LinkMeasurement {
+  std::string transport; // "socket", "mpi"
+  double latencySeconds = 0;
+  double bytesPerSecond = 0;
+};
 
 /// What the cost model knows about a device: sustained rates, not peaks.
 /// Profiles are data; adding a device adds a row, not a code path.
 struct DeviceProfile {
-  llvm::StringRef name;
-  llvm::StringRef description;
+  /// The name that selects it: a built-in name, or the path of the file it
+  /// was read from.
+  std::string name;
+  std::string description;
   double flopsPerSecond;
   double transcendentalsPerSecond;
   double memoryBytesPerSecond;
@@ -22,19 +75,79 @@ struct DeviceProfile {
   double linkBytesPerSecond;
   double linkLatencySeconds;
   int64_t memoryBytes;
+
+  // Measured profiles only (zero or empty in the built-in rows).
+  /// Cores the ranks share; 0: every rank has its own.
+  int cores = 0;
+  GemmRateTable gemm;
+  /// A reduction's read bandwidth (a sum over a buffer).
+  double reductionBytesPerSecond = 0;
+  /// An element-wise loop over buffers beyond the caches (the optimizer's
+  /// sweep over every parameter); 0: memoryBytesPerSecond.
+  double streamBytesPerSecond = 0;
+  /// The runtime's addition of each micro-batch's weight gradients into the
+  /// step's accumulators (read both, write one); 0: not modelled.
+  double accumulateBytesPerSecond = 0;
+  /// Overhead of one call of a stage function by the rank program.
+  double stageCallSeconds = 0;
+  /// Overhead of one runtime entry point called by generated code.
+  double runtimeCallSeconds = 0;
+  /// Every transport measured; the first is the one linkBytesPerSecond and
+  /// linkLatencySeconds describe.
+  std::vector<LinkMeasurement> links;
+  /// The machine and BLAS measured, for the reader.
+  std::string machine, blas;
 };
 
 /// The built-in profiles; the first is the default (the host CPU).
 llvm::ArrayRef<DeviceProfile> builtinDeviceProfiles();
-/// Looks a profile up by name; null if unknown.
-const DeviceProfile *lookupDeviceProfile(llvm::StringRef name);
+
+/// A built-in profile by name, or the profile file at `nameOrPath` (read
+/// once per process and kept); null with `error` set ("unknown device
+/// profile 'x'", or the file and member at fault).
+const DeviceProfile *loadDeviceProfile(llvm::StringRef nameOrPath,
+                                       std::string &error);
+/// Same, without the reason.
+const DeviceProfile *lookupDeviceProfile(llvm::StringRef nameOrPath);
+
+/// The profile in `json` (the file format of docs/cli.md); `name` becomes
+/// its name. Fails naming the member at fault ("member 'gemm.m[2]': ...").
+llvm::Expected<DeviceProfile> parseDeviceProfile(const llvm::json::Value &json,
+                                                 llvm::StringRef name);
+/// The file format of a measured profile (round trip of parseDeviceProfile).
+llvm::json::Value toJSON(const DeviceProfile &profile);
 
 /// Roofline time of one op execution: the slower of its arithmetic and its
 /// memory traffic, plus transcendental evaluations.
 double estimateSeconds(const graph::OpCost &cost, const DeviceProfile &device);
 
+/// A contraction as the runtime runs it: `batch` GEMMs of m x k by k x n.
+struct GemmShape {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool transposeA = false, transposeB = false;
+};
+/// The GEMM shape of a graph.matmul with static shapes; nullopt otherwise.
+std::optional<GemmShape> gemmShapeOf(mlir::Operation *op);
+
+/// Seconds of one execution of `op` (a CostOpInterface op; 0 for others):
+/// on a profile with a GEMM rate table, a contraction takes its measured
+/// GEMM time; everything else the roofline of its OpCost. The one rule the
+/// partitioner and the schedule's durations use.
+double estimateSeconds(mlir::Operation *op, const DeviceProfile &device);
+
 /// Seconds to move `bytes` between neighbouring ranks (0 for no message).
 double transferSeconds(int64_t bytes, const DeviceProfile &device);
+
+/// Seconds of adding one micro-batch's gradients of `parameterBytes` into
+/// their accumulators (0 on a profile that does not measure it).
+double gradientAccumulationSeconds(int64_t parameterBytes,
+                                   const DeviceProfile &device);
+
+/// Seconds of an SGD update of `parameterBytes` of float32 parameters
+/// (read parameter and gradient, write the parameter) in `tensors` runtime
+/// calls.
+double optimizerSeconds(int64_t parameterBytes, int64_t tensors,
+                        const DeviceProfile &device);
 
 } // namespace pipecc::cost
 

@@ -89,6 +89,17 @@ struct TimingModel {
   double bandwidthBytesPerSecond = std::numeric_limits<double>::infinity();
   double latencySeconds = 0;
   double optimizerStepSeconds = 0;
+  /// When non-empty, the optimizer step of each rank (by rank), overriding
+  /// optimizerStepSeconds: ranks update different parameters.
+  std::vector<double> optimizerStepSecondsByRank;
+  /// Seconds of the step's loss reduction, which every rank runs before its
+  /// optimizer step (simulate() adds it to each rank's optimizer action).
+  double lossReductionSeconds = 0;
+  /// Cores the ranks share; 0 (default) or at least as many as ranks: each
+  /// rank computes on its own core. With fewer cores than ranks, simulate()
+  /// shares them: k ranks computing at once on c < k cores each run at c / k
+  /// of their speed (processor sharing); messages take no core.
+  int cores = 0;
   /// Seconds of one message crossing boundary q (between virtual stages q and
   /// q + 1), by q; when non-empty it overrides latency + bytes / bandwidth
   /// for the boundaries it lists.
@@ -98,6 +109,16 @@ struct TimingModel {
   /// sender computes on while the transfer runs; the receive completes at
   /// max(the receiver reaching it, post + transfer).
   bool overlapSends = false;
+
+  /// The optimizer step of `rank`, with the loss reduction before it.
+  double optimizerSeconds(int rank) const {
+    double update = size_t(rank) < optimizerStepSecondsByRank.size()
+                        ? optimizerStepSecondsByRank[rank]
+                        : optimizerStepSeconds;
+    return lossReductionSeconds + update;
+  }
+  /// Whether `ranks` ranks share fewer cores.
+  bool sharesCores(int ranks) const { return cores > 0 && cores < ranks; }
 
   /// A point-to-point transfer; an all-reduce is priced the same for now.
   double transferSeconds(int64_t bytes) const {

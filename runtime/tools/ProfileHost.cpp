@@ -1,0 +1,465 @@
+//===- ProfileHost.cpp - Measures this machine for `pipecc profile` -------===//
+//
+// pipecc-profile-host: the measuring half of `pipecc profile`, built beside
+// the runtime's link files and linked like a rank executable, so that the
+// matmuls it times are the ranks' own (pipecc_rt_sgemm, whichever BLAS
+// pipecc_runtime_cpu links), its element-wise loops the runtime's kernels
+// and its messages the socket transport's. It prints one device profile
+// (the JSON of docs/cli.md, "Device profile files") to stdout; pipecc checks
+// it and writes the file.
+//
+// Usage: pipecc-profile-host [--quick] [--ranks N]
+//   --quick    a small grid and few repeats (a few seconds; for tests)
+//   --ranks N  processes in the message measurement (even, default 2):
+//              pairs (0,1), (2,3), ... ping-pong at once; the slowest pair
+//              is recorded
+//
+// Computations are timed in CPU time, the best of repeats: the machine may
+// be shared, and a rank of a pipeline is predicted as if it had its core
+// (the simulator shares cores among ranks). Messages are timed on the wall
+// clock, which is what a rank waits.
+//
+//===----------------------------------------------------------------------===//
+#include "pipecc/Runtime/Device.h"
+#include "pipecc/Runtime/Runtime.h"
+#include "pipecc/Runtime/Transport.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <exception>
+#include <memory>
+#include <sched.h>
+#include <signal.h>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+using namespace pipecc::rt;
+
+namespace {
+double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// CPU time of this process: what a computation costs when it has a core,
+/// however many other processes the machine runs meanwhile (the BLAS runs
+/// one thread here).
+double cpuNow() {
+  timespec time;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time);
+  return double(time.tv_sec) + 1e-9 * double(time.tv_nsec);
+}
+
+/// The best CPU time of `body`, repeated at least `minRepeats` times and for
+/// at least `minSeconds` in all.
+/// A sample runs `body` often enough to last 100 us, above the CPU clock's
+/// granularity.
+template <typename Body>
+double bestOf(Body body, int minRepeats, double minSeconds) {
+  double start = now();
+  body();
+  double once = std::max(now() - start, 1e-9);
+  int inner = std::max(1, static_cast<int>(std::ceil(1e-4 / once)));
+  double best = 1e30, spent = 0;
+  for (int i = 0; i < 1000 * minRepeats &&
+                  (i < minRepeats || spent < minSeconds || best >= 1e30);
+       ++i) {
+    double begin = cpuNow();
+    for (int j = 0; j < inner; ++j)
+      body();
+    double seconds = (cpuNow() - begin) / inner;
+    spent += seconds * inner;
+    if (seconds > 0)
+      best = std::min(best, seconds);
+  }
+  return best;
+}
+
+struct Settings {
+  bool quick = false;
+  int ranks = 2;
+};
+
+std::string gemmJson(const Settings &settings, double &bestRate) {
+  std::vector<int64_t> axis =
+      settings.quick ? std::vector<int64_t>{16, 64, 256}
+                     : std::vector<int64_t>{16, 32, 64, 128, 256, 512, 1024};
+  // The grid is swept `sweeps` times and each point keeps its best: on a
+  // shared machine disturbances come in bursts, which repeats spread over
+  // the whole measurement avoid better than repeats in a row.
+  int sweeps = settings.quick ? 1 : 3;
+  int repeats = settings.quick ? 1 : 2;
+  double minSeconds = settings.quick ? 2e-4 : 1e-3;
+  int64_t largest = axis.back();
+  std::vector<float> a(largest * largest), b(largest * largest),
+      c(largest * largest);
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = float(i % 7) * 0.1f;
+    b[i] = float(i % 5) * 0.1f;
+  }
+  struct Config {
+    const char *transpose;
+    int beta;
+  };
+  std::vector<Config> configs = {{"nn", 0}, {"nt", 0}, {"tn", 0}, {"nn", 1},
+                                 {"nt", 1}, {"tn", 1}};
+  std::string out = "{\"m\": [";
+  auto axisText = [&] {
+    std::string text;
+    for (size_t i = 0; i < axis.size(); ++i)
+      text += (i ? ", " : "") + std::to_string(axis[i]);
+    return text;
+  };
+  out += axisText() + "], \"n\": [" + axisText() + "], \"k\": [" +
+         axisText() + "], \"tables\": [";
+  bestRate = 0;
+  size_t points = axis.size() * axis.size() * axis.size();
+  std::vector<std::vector<double>> best(configs.size(),
+                                        std::vector<double>(points, 1e30));
+  for (int sweep = 0; sweep < sweeps; ++sweep)
+    for (size_t t = 0; t < configs.size(); ++t) {
+      const Config &config = configs[t];
+      bool transA = config.transpose[0] == 't';
+      bool transB = config.transpose[1] == 't';
+      size_t point = 0;
+      for (int64_t m : axis)
+        for (int64_t n : axis)
+          for (int64_t k : axis) {
+            int64_t lda = transA ? m : k, ldb = transB ? k : n;
+            double seconds = bestOf(
+                [&] {
+                  pipecc_rt_sgemm(transA, transB, m, n, k, 1.0f, a.data(),
+                                  lda, b.data(), ldb, float(config.beta),
+                                  c.data(), n);
+                },
+                repeats, minSeconds);
+            best[t][point] = std::min(best[t][point], seconds);
+            ++point;
+          }
+    }
+  for (size_t t = 0; t < configs.size(); ++t) {
+    out += std::string(t ? ", " : "") + "{\"transpose\": \"" +
+           configs[t].transpose +
+           "\", \"beta\": " + std::to_string(configs[t].beta) +
+           ", \"flops_per_s\": [";
+    size_t point = 0;
+    for (int64_t m : axis)
+      for (int64_t n : axis)
+        for (int64_t k : axis) {
+          double rate = 2.0 * double(m) * double(n) * double(k) /
+                        best[t][point++];
+          bestRate = std::max(bestRate, rate);
+          char text[32];
+          std::snprintf(text, sizeof text, "%s%.6g", point > 1 ? ", " : "",
+                        rate);
+          out += text;
+        }
+    out += "]}";
+  }
+  return out + "]}";
+}
+
+/// A stage function as the rank program calls it: through a pointer, with
+/// buffers.
+__attribute__((noinline)) void emptyStage(float **buffers, int64_t count) {
+  asm volatile("" : : "r"(buffers), "r"(count) : "memory");
+}
+
+struct Elementwise {
+  double bytesPerSecond = 0, reductionBytesPerSecond = 0,
+         transcendentalsPerSecond = 0, stageCallSeconds = 0,
+         runtimeCallSeconds = 0;
+};
+
+Elementwise measureElementwise(const Settings &settings) {
+  Elementwise result;
+  // An activation's size: what element-wise loops of a step sweep.
+  int64_t n = settings.quick ? (1 << 18) : (1 << 20);
+  int repeats = settings.quick ? 2 : 5;
+  double minSeconds = settings.quick ? 1e-3 : 2e-2;
+  std::vector<float> x(n, 1.0f), y(n, 0.5f);
+  // The runtime's fused read-read-write loop (the optimizer's update).
+  double update = bestOf(
+      [&] { pipecc_rt_sgd_update_f32(x.data(), y.data(), n, 1e-6f); },
+      repeats, minSeconds);
+  result.bytesPerSecond = 3.0 * 4.0 * double(n) / update;
+  volatile float sink = 0;
+  double reduce = bestOf(
+      [&] {
+        float sum = 0;
+        for (int64_t i = 0; i < n; ++i)
+          sum += x[i];
+        sink = sum;
+      },
+      repeats, minSeconds);
+  result.reductionBytesPerSecond = 4.0 * double(n) / reduce;
+  int64_t expCount = n / 4;
+  double exps = bestOf(
+      [&] {
+        for (int64_t i = 0; i < expCount; ++i)
+          y[i] = std::exp(x[i] * 1e-3f);
+      },
+      repeats, minSeconds);
+  result.transcendentalsPerSecond = double(expCount) / exps;
+  (void)sink;
+
+  int calls = settings.quick ? 10000 : 200000;
+  void (*volatile stage)(float **, int64_t) = emptyStage;
+  float *buffers[8] = {x.data(), y.data()};
+  double stageLoop = bestOf(
+      [&] {
+        for (int i = 0; i < calls; ++i)
+          stage(buffers, 8);
+      },
+      repeats, 0);
+  result.stageCallSeconds = stageLoop / calls;
+  double runtimeLoop = bestOf(
+      [&] {
+        for (int i = 0; i < calls; ++i)
+          pipecc_rt_scale_f32(x.data(), 1, 1.0f);
+      },
+      repeats, 0);
+  result.runtimeCallSeconds = runtimeLoop / calls;
+  return result;
+}
+
+/// Large sweeps (the optimizer over every parameter): beyond the caches.
+double measureStream(const Settings &settings) {
+  int64_t n = settings.quick ? (1 << 20) : (1 << 23);
+  std::vector<float> x(n, 1.0f), y(n, 0.5f);
+  double update = bestOf(
+      [&] { pipecc_rt_sgd_update_f32(x.data(), y.data(), n, 1e-6f); },
+      settings.quick ? 2 : 5, 0);
+  return 3.0 * 4.0 * double(n) / update;
+}
+
+/// The runtime's addition of a micro-batch's weight gradient into its
+/// accumulator (Device::accumulateF32, with its finiteness check). A step
+/// adds every parameter's gradient, with weights and activations between:
+/// buffers beyond the last-level cache.
+double measureAccumulate(const Settings &settings) {
+  int64_t n = settings.quick ? (1 << 18) : (1 << 24);
+  std::vector<float> sum(n, 0.0f), gradient(n, 1e-3f);
+  std::unique_ptr<Device> host = createHostDevice();
+  double seconds = bestOf(
+      [&] { host->accumulateF32(sum.data(), gradient.data(), n); },
+      settings.quick ? 2 : 5, 0);
+  return 3.0 * 4.0 * double(n) / seconds;
+}
+
+struct LinkResult {
+  double latencySeconds = 0, bytesPerSecond = 0;
+};
+
+/// One pair's ping-pong over `transport`; rank `self` with `peer`.
+LinkResult pingPong(Transport &transport, int peer, bool leader,
+                    const Settings &settings) {
+  int rounds = settings.quick ? 50 : 1000;
+  int64_t large = settings.quick ? (1 << 20) : (1 << 22);
+  int largeRounds = settings.quick ? 4 : 20;
+  std::vector<char> buffer(large);
+  auto exchange = [&](int64_t bytes, int count) {
+    for (int i = 0; i < count; ++i) {
+      if (leader) {
+        transport.send(buffer.data(), bytes, peer, 1);
+        transport.recv(buffer.data(), bytes, peer, 1);
+      } else {
+        transport.recv(buffer.data(), bytes, peer, 1);
+        transport.send(buffer.data(), bytes, peer, 1);
+      }
+    }
+  };
+  exchange(8, 10); // warm up
+  LinkResult result;
+  // One way is half a round trip.
+  double small = 1e30, big = 1e30;
+  for (int trial = 0; trial < 3; ++trial) {
+    double start = now();
+    exchange(8, rounds);
+    small = std::min(small, (now() - start) / (2.0 * rounds));
+    start = now();
+    exchange(large, largeRounds);
+    big = std::min(big, (now() - start) / (2.0 * largeRounds));
+  }
+  result.latencySeconds = small;
+  result.bytesPerSecond = double(large) / std::max(big - small, 1e-9);
+  return result;
+}
+
+/// Starts `ranks` processes on the socket transport; rank 0 (this process)
+/// returns the slowest pair's link.
+LinkResult measureSocket(const Settings &settings) {
+  char folder[] = "/tmp/pipecc-profile.XXXXXX";
+  if (!mkdtemp(folder)) {
+    std::perror("pipecc-profile-host: mkdtemp");
+    std::exit(1);
+  }
+  std::vector<pid_t> children;
+  int rank = 0;
+  for (int r = 1; r < settings.ranks; ++r) {
+    pid_t pid = fork();
+    if (pid < 0) {
+      std::perror("pipecc-profile-host: fork");
+      std::exit(1);
+    }
+    if (pid == 0) {
+      rank = r;
+      children.clear();
+      break;
+    }
+    children.push_back(pid);
+  }
+  LinkResult link;
+  try {
+    SocketConfig config;
+    config.rank = rank;
+    config.size = settings.ranks;
+    config.rendezvous = folder;
+    config.bootstrapTimeoutSeconds = 30;
+    std::unique_ptr<Transport> transport = createSocketTransport(config);
+    int peer = rank ^ 1;
+    link = pingPong(*transport, peer, rank % 2 == 0, settings);
+    // Pairs report to rank 0, which keeps the slowest.
+    double mine[2] = {link.latencySeconds, 1.0 / link.bytesPerSecond};
+    for (int r = 2; r < settings.ranks; r += 2) {
+      if (rank == 0) {
+        double theirs[2];
+        transport->recv(theirs, sizeof theirs, r, 2, Channel::Control);
+        mine[0] = std::max(mine[0], theirs[0]);
+        mine[1] = std::max(mine[1], theirs[1]);
+      } else if (rank == r) {
+        transport->send(mine, sizeof mine, 0, 2, Channel::Control);
+      }
+    }
+    link = {mine[0], 1.0 / mine[1]};
+    transport->finalize();
+  } catch (const std::exception &error) {
+    std::fprintf(stderr, "pipecc-profile-host: rank %d: %s\n", rank,
+                 error.what());
+    if (rank != 0)
+      _exit(1);
+    for (pid_t child : children)
+      kill(child, SIGTERM);
+    std::exit(1);
+  }
+  if (rank != 0)
+    _exit(0);
+  int failed = 0;
+  for (pid_t child : children) {
+    int status = 0;
+    waitpid(child, &status, 0);
+    failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  rmdir(folder);
+  if (failed) {
+    std::fprintf(stderr, "pipecc-profile-host: %d message rank(s) failed\n",
+                 failed);
+    std::exit(1);
+  }
+  return link;
+}
+
+int usableCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    return std::max(1, CPU_COUNT(&set));
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? static_cast<int>(online) : 1;
+}
+
+std::string machineName() {
+  FILE *info = std::fopen("/proc/cpuinfo", "r");
+  std::string name;
+  if (info) {
+    char line[512];
+    while (std::fgets(line, sizeof line, info))
+      if (std::strncmp(line, "model name", 10) == 0) {
+        const char *colon = std::strchr(line, ':');
+        name = colon ? colon + 1 : line;
+        break;
+      }
+    std::fclose(info);
+  }
+  std::string clean;
+  for (char c : name)
+    if (c != '\n' && c != '"' && c != '\\')
+      clean += c;
+  size_t start = clean.find_first_not_of(' ');
+  return start == std::string::npos ? "unknown" : clean.substr(start);
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  Settings settings;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--quick") {
+      settings.quick = true;
+    } else if (arg == "--ranks" && i + 1 < argc) {
+      char *end = nullptr;
+      long ranks = std::strtol(argv[++i], &end, 10);
+      if (!end || *end || ranks < 2 || ranks > 64 || ranks % 2) {
+        std::fprintf(stderr, "pipecc-profile-host: --ranks %s: expected an "
+                             "even number in [2, 64]\n", argv[i]);
+        return 1;
+      }
+      settings.ranks = static_cast<int>(ranks);
+    } else {
+      std::fprintf(stderr,
+                   "pipecc-profile-host: unknown argument '%s'; usage: "
+                   "pipecc-profile-host [--quick] [--ranks N]\n",
+                   argv[i]);
+      return 1;
+    }
+  }
+  // One thread, as a rank of a pipeline on its own core. BLAS libraries
+  // read their thread count when they load, before main: start again with
+  // it set.
+  if (!std::getenv("PIPECC_PROFILE_THREADS_SET")) {
+    setenv("PIPECC_PROFILE_THREADS_SET", "1", 1);
+    setenv("OPENBLAS_NUM_THREADS", "1", 1);
+    setenv("OMP_NUM_THREADS", "1", 1);
+    execv("/proc/self/exe", argv);
+    std::perror("pipecc-profile-host: cannot restart itself");
+    return 1;
+  }
+  // Messages first: the children fork before the BLAS starts any thread.
+  LinkResult socket = measureSocket(settings);
+  double bestRate = 0;
+  std::string gemm = gemmJson(settings, bestRate);
+  Elementwise elementwise = measureElementwise(settings);
+  double stream = measureStream(settings);
+  double accumulate = measureAccumulate(settings);
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  long long memory = pages > 0 && pageSize > 0
+                         ? static_cast<long long>(pages) * pageSize
+                         : 1LL << 30;
+  std::printf(
+      "{\"format\": \"pipecc-device-profile\", \"version\": 1,\n"
+      " \"description\": \"measured by pipecc profile%s\",\n"
+      " \"machine\": \"%s\", \"blas\": \"pipecc_rt_sgemm\",\n"
+      " \"cores\": %d, \"memory_bytes\": %lld,\n"
+      " \"flops_per_s\": %.6g, \"transcendentals_per_s\": %.6g,\n"
+      " \"elementwise\": {\"bytes_per_s\": %.6g, \"reduction_bytes_per_s\": "
+      "%.6g, \"stream_bytes_per_s\": %.6g, \"accumulate_bytes_per_s\": "
+      "%.6g},\n"
+      " \"calls\": {\"stage_call_s\": %.6g, \"runtime_call_s\": %.6g},\n"
+      " \"links\": [{\"transport\": \"socket\", \"latency_s\": %.6g, "
+      "\"bytes_per_s\": %.6g}],\n"
+      " \"gemm\": %s}\n",
+      settings.quick ? " --quick" : "", machineName().c_str(), usableCores(),
+      memory, bestRate, elementwise.transcendentalsPerSecond,
+      elementwise.bytesPerSecond, elementwise.reductionBytesPerSecond, stream,
+      accumulate,
+      elementwise.stageCallSeconds, elementwise.runtimeCallSeconds,
+      socket.latencySeconds, socket.bytesPerSecond, gemm.c_str());
+  return 0;
+}

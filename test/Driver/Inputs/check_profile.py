@@ -1,0 +1,66 @@
+"""Checks a device profile from `pipecc profile` and writes variants of it.
+
+Usage: check_profile.py PROFILE.json OUTDIR
+
+Asserts the structure (docs/cli.md, "Device profile files") and that every
+measured rate and time is positive, never how fast this machine is. Writes
+OUTDIR/one-core.json (the profile with cores = 1), OUTDIR/no-gemm.json
+(without its gemm member) and OUTDIR/bad-rate.json (a negative rate).
+"""
+import copy
+import json
+import math
+import os
+import sys
+
+path, outdir = sys.argv[1:3]
+profile = json.load(open(path))
+
+
+def positive(value, what):
+    assert isinstance(value, (int, float)) and math.isfinite(value) and \
+        value > 0, "%s: %r is not a positive number" % (what, value)
+
+
+assert profile["format"] == "pipecc-device-profile", profile["format"]
+assert profile["version"] == 1
+assert isinstance(profile["cores"], int) and profile["cores"] >= 1
+positive(profile["memory_bytes"], "memory_bytes")
+positive(profile["flops_per_s"], "flops_per_s")
+positive(profile["transcendentals_per_s"], "transcendentals_per_s")
+for key in ("bytes_per_s", "reduction_bytes_per_s", "stream_bytes_per_s",
+            "accumulate_bytes_per_s"):
+    positive(profile["elementwise"][key], "elementwise." + key)
+for key in ("stage_call_s", "runtime_call_s"):
+    positive(profile["calls"][key], "calls." + key)
+transports = [link["transport"] for link in profile["links"]]
+assert transports[0] == "socket", transports
+for link in profile["links"]:
+    positive(link["latency_s"], "latency_s")
+    positive(link["bytes_per_s"], "bytes_per_s")
+gemm = profile["gemm"]
+points = len(gemm["m"]) * len(gemm["n"]) * len(gemm["k"])
+for axis in "mnk":
+    assert gemm[axis] == sorted(set(gemm[axis])) and gemm[axis][0] > 0
+kinds = set()
+for table in gemm["tables"]:
+    kinds.add((table["transpose"], table["beta"]))
+    assert len(table["flops_per_s"]) == points
+    for rate in table["flops_per_s"]:
+        positive(rate, "gemm rate")
+    # The best rate of the file is the best of its tables.
+    assert max(table["flops_per_s"]) <= profile["flops_per_s"]
+assert kinds >= {("nn", 0), ("nt", 0), ("tn", 0), ("nn", 1), ("nt", 1),
+                 ("tn", 1)}, kinds
+print("profile ok: %d cores, %d gemm points x %d tables, links %s" %
+      (profile["cores"], points, len(gemm["tables"]), ", ".join(transports)))
+
+one = copy.deepcopy(profile)
+one["cores"] = 1
+json.dump(one, open(os.path.join(outdir, "one-core.json"), "w"))
+missing = copy.deepcopy(profile)
+del missing["gemm"]
+json.dump(missing, open(os.path.join(outdir, "no-gemm.json"), "w"))
+bad = copy.deepcopy(profile)
+bad["gemm"]["tables"][1]["flops_per_s"][2] = -1
+json.dump(bad, open(os.path.join(outdir, "bad-rate.json"), "w"))

@@ -1,0 +1,209 @@
+//===- DeviceProfileTest.cpp - Measured device profiles -------------------===//
+//
+// The profile file round-trips through its reader and writer; malformed
+// files fail naming the member; the GEMM rate table interpolates between
+// grid points by shape and picks its table by transposition.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipecc/CostModel/DeviceProfile.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+#include "gtest/gtest.h"
+
+#include <cmath>
+
+using namespace pipecc::cost;
+
+namespace {
+/// A rate that is a power law of the shape, so that interpolation in log
+/// space between grid points is exact: rate = 1e9 * m^0.5 * n^0.25 * k^0.125.
+double powerLaw(double m, double n, double k, double scale = 1e9) {
+  return scale * std::pow(m, 0.5) * std::pow(n, 0.25) * std::pow(k, 0.125);
+}
+
+DeviceProfile measuredProfile() {
+  DeviceProfile profile{"measured.json", "a test machine", 5e10, 2e8, 3e10,
+                        4e9, 7e-6, 1LL << 33};
+  profile.cores = 2;
+  profile.reductionBytesPerSecond = 2e10;
+  profile.streamBytesPerSecond = 1.5e10;
+  profile.accumulateBytesPerSecond = 1.2e10;
+  profile.stageCallSeconds = 3e-9;
+  profile.runtimeCallSeconds = 2e-8;
+  profile.links = {{"socket", 7e-6, 4e9}, {"mpi", 2e-6, 8e9}};
+  profile.machine = "test cpu";
+  profile.blas = "pipecc_rt_sgemm";
+  profile.gemm.m = {16, 64, 256};
+  profile.gemm.n = {16, 64};
+  profile.gemm.k = {16, 256};
+  for (auto [ta, tb, beta, scale] :
+       {std::tuple{false, false, false, 1e9}, std::tuple{false, true, false, 2e9},
+        std::tuple{true, false, false, 3e9},
+        std::tuple{false, false, true, 4e9}}) {
+    GemmRateTable::Table table;
+    table.transposeA = ta;
+    table.transposeB = tb;
+    table.accumulate = beta;
+    for (int64_t m : profile.gemm.m)
+      for (int64_t n : profile.gemm.n)
+        for (int64_t k : profile.gemm.k)
+          table.flopsPerSecond.push_back(powerLaw(m, n, k, scale));
+    profile.gemm.tables.push_back(table);
+  }
+  return profile;
+}
+
+std::string errorOf(const llvm::json::Value &json) {
+  llvm::Expected<DeviceProfile> parsed = parseDeviceProfile(json, "bad.json");
+  if (parsed)
+    return "";
+  return llvm::toString(parsed.takeError());
+}
+
+TEST(DeviceProfileTest, FileRoundTrips) {
+  DeviceProfile profile = measuredProfile();
+  llvm::json::Value json = toJSON(profile);
+  llvm::Expected<DeviceProfile> read = parseDeviceProfile(json, "again.json");
+  ASSERT_TRUE(static_cast<bool>(read)) << llvm::toString(read.takeError());
+  EXPECT_EQ(read->name, "again.json");
+  EXPECT_EQ(read->description, profile.description);
+  EXPECT_EQ(read->cores, 2);
+  EXPECT_EQ(read->memoryBytes, profile.memoryBytes);
+  EXPECT_DOUBLE_EQ(read->flopsPerSecond, profile.flopsPerSecond);
+  EXPECT_DOUBLE_EQ(read->memoryBytesPerSecond, profile.memoryBytesPerSecond);
+  EXPECT_DOUBLE_EQ(read->streamBytesPerSecond, profile.streamBytesPerSecond);
+  EXPECT_DOUBLE_EQ(read->accumulateBytesPerSecond,
+                   profile.accumulateBytesPerSecond);
+  EXPECT_DOUBLE_EQ(read->runtimeCallSeconds, profile.runtimeCallSeconds);
+  // The first link is the one the cost model prices messages with.
+  EXPECT_DOUBLE_EQ(read->linkLatencySeconds, 7e-6);
+  EXPECT_DOUBLE_EQ(read->linkBytesPerSecond, 4e9);
+  ASSERT_EQ(read->links.size(), 2u);
+  EXPECT_EQ(read->links[1].transport, "mpi");
+  EXPECT_EQ(read->gemm.m, profile.gemm.m);
+  ASSERT_EQ(read->gemm.tables.size(), 4u);
+  EXPECT_TRUE(read->gemm.tables[2].transposeA);
+  EXPECT_TRUE(read->gemm.tables[3].accumulate);
+  EXPECT_EQ(read->gemm.tables[1].flopsPerSecond,
+            profile.gemm.tables[1].flopsPerSecond);
+  // Writing what was read gives the same file.
+  EXPECT_EQ(json, toJSON(*read));
+}
+
+TEST(DeviceProfileTest, MalformedFilesNameTheMember) {
+  llvm::json::Value good = toJSON(measuredProfile());
+  EXPECT_EQ(errorOf(good), "");
+  auto with = [&](auto edit) {
+    llvm::json::Value copy = good;
+    edit(*copy.getAsObject());
+    return errorOf(copy);
+  };
+  EXPECT_EQ(with([](llvm::json::Object &o) { o["format"] = "onnx"; }),
+            "member 'format': expected \"pipecc-device-profile\"");
+  EXPECT_EQ(with([](llvm::json::Object &o) { o.erase("cores"); }),
+            "member 'cores': expected a positive integer");
+  EXPECT_EQ(with([](llvm::json::Object &o) {
+              o.getObject("elementwise")->erase("bytes_per_s");
+            }),
+            "member 'elementwise.bytes_per_s': missing");
+  EXPECT_EQ(with([](llvm::json::Object &o) {
+              (*o.getObject("gemm"))["m"] = llvm::json::Array{16, 8};
+            }),
+            "member 'gemm.m[1]': expected a positive integer above the "
+            "previous one");
+  EXPECT_EQ(with([](llvm::json::Object &o) {
+              auto &table =
+                  *(*o.getObject("gemm")->getArray("tables"))[0].getAsObject();
+              table["flops_per_s"] = llvm::json::Array{1.0};
+            }),
+            "member 'gemm.tables[0].flops_per_s': expected an array of 12 "
+            "rates (m x n x k, k fastest)");
+  EXPECT_EQ(with([](llvm::json::Object &o) {
+              (*o.getArray("links"))[0].getAsObject()->erase("latency_s");
+            }),
+            "member 'links[0].latency_s': missing");
+  EXPECT_EQ(errorOf(llvm::json::Array{}), "expected a JSON object");
+}
+
+TEST(DeviceProfileTest, LoadNamesTheFileAndTheMember) {
+  std::string error;
+  EXPECT_NE(loadDeviceProfile("host-cpu", error), nullptr);
+  EXPECT_EQ(loadDeviceProfile("tpu", error), nullptr);
+  EXPECT_NE(error.find("unknown device profile 'tpu'"), std::string::npos);
+  EXPECT_EQ(loadDeviceProfile("/nonexistent/p.json", error), nullptr);
+  EXPECT_NE(error.find("device profile '/nonexistent/p.json': cannot read"),
+            std::string::npos)
+      << error;
+
+  llvm::SmallString<128> path;
+  ASSERT_FALSE(
+      llvm::sys::fs::createTemporaryFile("profile", "json", path));
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(path, ec);
+    llvm::json::Value json = toJSON(measuredProfile());
+    json.getAsObject()->erase("links");
+    out << json;
+  }
+  EXPECT_EQ(loadDeviceProfile(path, error), nullptr);
+  EXPECT_EQ(error, "device profile '" + std::string(path) +
+                       "': member 'links': expected a non-empty array");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(path, ec);
+    out << toJSON(measuredProfile());
+  }
+  const DeviceProfile *loaded = loadDeviceProfile(path, error);
+  ASSERT_NE(loaded, nullptr) << error;
+  EXPECT_EQ(loaded->name, std::string(path));
+  EXPECT_EQ(lookupDeviceProfile(path), loaded); // read once, kept
+  llvm::sys::fs::remove(path);
+}
+
+TEST(DeviceProfileTest, GemmRatesInterpolateOverShape) {
+  GemmRateTable gemm = measuredProfile().gemm;
+  auto rateOf = [&](int64_t m, int64_t n, int64_t k, bool ta = false,
+                    bool tb = false, bool acc = false) {
+    return 2.0 * m * n * k / gemm.seconds(m, n, k, ta, tb, acc);
+  };
+  // On the grid: the measured rate.
+  EXPECT_NEAR(rateOf(64, 16, 256), powerLaw(64, 16, 256), 1e-6 * powerLaw(64, 16, 256));
+  // Between grid points, in every dimension at once: the power law (log
+  // rate is linear in log size between points).
+  for (auto [m, n, k] : {std::tuple{32, 32, 64}, std::tuple{128, 20, 100},
+                         std::tuple{200, 60, 17}})
+    EXPECT_NEAR(rateOf(m, n, k), powerLaw(m, n, k), 1e-9 * powerLaw(m, n, k))
+        << m << "x" << n << "x" << k;
+  // Above the grid: the largest point's rate.
+  EXPECT_NEAR(rateOf(1024, 64, 256), powerLaw(256, 64, 256),
+              1e-6 * powerLaw(256, 64, 256));
+  // Below the grid: the smallest point's time (call overhead bound).
+  EXPECT_NEAR(gemm.seconds(4, 16, 16, false, false),
+              gemm.seconds(16, 16, 16, false, false), 1e-15);
+  EXPECT_EQ(gemm.seconds(0, 16, 16, false, false), 0);
+}
+
+TEST(DeviceProfileTest, GemmTablesByTransposition) {
+  GemmRateTable gemm = measuredProfile().gemm;
+  double nn = gemm.seconds(64, 64, 256, false, false);
+  EXPECT_NEAR(gemm.seconds(64, 64, 256, false, true), nn / 2, 1e-15);
+  EXPECT_NEAR(gemm.seconds(64, 64, 256, true, false), nn / 3, 1e-15);
+  EXPECT_NEAR(gemm.seconds(64, 64, 256, false, false, true), nn / 4, 1e-15);
+  // Not measured: tt takes nn; tn with beta = 1 takes tn's beta = 0.
+  EXPECT_NEAR(gemm.seconds(64, 64, 256, true, true), nn, 1e-15);
+  EXPECT_NEAR(gemm.seconds(64, 64, 256, true, false, true), nn / 3, 1e-15);
+}
+
+TEST(DeviceProfileTest, BuiltinProfilesKeepTheRoofline) {
+  const DeviceProfile *host = lookupDeviceProfile("host-cpu");
+  ASSERT_NE(host, nullptr);
+  EXPECT_TRUE(host->gemm.empty());
+  EXPECT_EQ(host->cores, 0);
+  pipecc::graph::OpCost cost;
+  cost.flops = 4e10;
+  cost.bytesRead = 1;
+  EXPECT_DOUBLE_EQ(estimateSeconds(cost, *host), 1.0);
+}
+} // namespace

@@ -1,0 +1,132 @@
+//===- ProcessorSharingTest.cpp - Ranks sharing fewer cores ---------------===//
+//
+// TimingModel::cores below the number of ranks: the k ranks computing at a
+// time share the cores, each at min(1, cores / k) of its speed; at or above
+// the number of ranks nothing changes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipecc/Scheduling/Communication.h"
+#include "pipecc/Scheduling/Generators.h"
+#include "pipecc/Scheduling/Simulator.h"
+
+#include "gtest/gtest.h"
+
+using namespace pipecc::scheduling;
+
+namespace {
+std::vector<Program> programsOf(const std::string &name,
+                                const ScheduleProblem &problem) {
+  Result<Schedule> schedule = generateSchedule(name, problem);
+  EXPECT_TRUE(schedule.ok()) << schedule.message();
+  Result<std::vector<Program>> programs =
+      materializeCommunication(problem, *schedule, {});
+  EXPECT_TRUE(programs.ok()) << programs.message();
+  return *programs;
+}
+
+SimulationResult simulated(const ScheduleProblem &problem,
+                           const std::vector<Program> &programs,
+                           const TimingModel &timing) {
+  Result<SimulationResult> result = simulate(problem, programs, timing);
+  EXPECT_TRUE(result.ok()) << result.message();
+  return result.ok() ? *result : SimulationResult{};
+}
+
+/// The time span of `action` in its rank's timeline.
+TimedAction spanOf(const std::vector<Program> &programs,
+                   const SimulationResult &result, ComputeAction action) {
+  const Program &program = programs[action.stage];
+  for (size_t i = 0; i < program.size(); ++i)
+    if (program[i].kind == ProgramActionKind::Compute &&
+        program[i].compute == action)
+      return result.timelines[action.stage][i];
+  ADD_FAILURE() << describe(action) << " is not in the programs";
+  return {};
+}
+
+ComputeAction forward(int rank, int microbatch) {
+  return {ComputeKind::Forward, rank, 0, microbatch};
+}
+ComputeAction backward(int rank, int microbatch) {
+  return {ComputeKind::Backward, rank, 0, microbatch};
+}
+
+// GPipe, two ranks on one core, two micro-batches, F = B = 1, free messages.
+// Rank 0's F(m1) and rank 1's F(m0) run together at half speed, [1, 3];
+// rank 1's F(m1) and B(m0) then run alone; rank 0's B(m0) and rank 1's
+// B(m1) share the core again, [5, 7]; rank 0's B(m1) ends alone at 8: the
+// core never idles, so the step is the whole work, 8.
+TEST(ProcessorSharing, RanksOnOneCoreRunAtHalfSpeedTogether) {
+  ScheduleProblem problem = ScheduleProblem::linear(2, 2);
+  problem.durations = {{1, 0.5, 0.5}, {1, 0.5, 0.5}};
+  std::vector<Program> programs = programsOf("gpipe", problem);
+  TimingModel shared;
+  shared.cores = 1;
+  SimulationResult result = simulated(problem, programs, shared);
+  EXPECT_DOUBLE_EQ(result.makespan, 8);
+  auto expectSpan = [&](ComputeAction action, double start, double end) {
+    TimedAction span = spanOf(programs, result, action);
+    EXPECT_DOUBLE_EQ(span.start, start) << describe(action);
+    EXPECT_DOUBLE_EQ(span.end, end) << describe(action);
+  };
+  expectSpan(forward(0, 0), 0, 1);
+  expectSpan(forward(0, 1), 1, 3);
+  expectSpan(forward(1, 0), 1, 3);
+  expectSpan(forward(1, 1), 3, 4);
+  expectSpan(backward(1, 0), 4, 5);
+  expectSpan(backward(1, 1), 5, 7);
+  expectSpan(backward(0, 0), 5, 7);
+  expectSpan(backward(0, 1), 7, 8);
+  // Busy time is time spent computing, slowed or not.
+  EXPECT_DOUBLE_EQ(result.busySeconds[0], 1 + 2 + 2 + 1);
+  EXPECT_DOUBLE_EQ(result.busySeconds[1], 2 + 1 + 1 + 2);
+
+  // Unshared, the same programs take 6.
+  EXPECT_DOUBLE_EQ(simulated(problem, programs, {}).makespan, 6);
+}
+
+// Enough cores for every rank: the timeline of the default model, exactly.
+TEST(ProcessorSharing, EnoughCoresChangeNothing) {
+  ScheduleProblem problem = ScheduleProblem::linear(4, 8);
+  problem.durations = {{1, 1, 1}, {1.5, 1, 0.5}, {1, 2, 1}, {0.5, 1, 1}};
+  std::vector<Program> programs = programsOf("1f1b", problem);
+  TimingModel timing;
+  timing.latencySeconds = 0.01;
+  timing.optimizerStepSeconds = 0.5;
+  SimulationResult alone = simulated(problem, programs, timing);
+  for (int cores : {4, 5, 64}) {
+    timing.cores = cores;
+    SimulationResult result = simulated(problem, programs, timing);
+    EXPECT_DOUBLE_EQ(result.makespan, alone.makespan) << cores;
+    for (int rank = 0; rank < 4; ++rank)
+      for (size_t i = 0; i < programs[rank].size(); ++i) {
+        EXPECT_DOUBLE_EQ(result.timelines[rank][i].start,
+                         alone.timelines[rank][i].start);
+        EXPECT_DOUBLE_EQ(result.timelines[rank][i].end,
+                         alone.timelines[rank][i].end);
+      }
+  }
+}
+
+// Four ranks of 1F1B on fewer cores, free messages: on one core the step is
+// the whole work (some rank can always compute); on two it lies between the
+// unshared step, the work over two cores, and the work.
+TEST(ProcessorSharing, FourRanksOnFewerCores) {
+  ScheduleProblem problem = ScheduleProblem::linear(4, 8);
+  problem.durations.assign(4, {1, 1, 1});
+  std::vector<Program> programs = programsOf("1f1b", problem);
+  TimingModel timing;
+  timing.optimizerStepSecondsByRank = {0.5, 0.5, 0.5, 0.5};
+  timing.lossReductionSeconds = 0.25;
+  double work = 4 * 8 * 3 + 4 * (0.5 + 0.25);
+  double alone = simulated(problem, programs, timing).makespan;
+  timing.cores = 1;
+  EXPECT_NEAR(simulated(problem, programs, timing).makespan, work, 1e-9);
+  timing.cores = 2;
+  double two = simulated(problem, programs, timing).makespan;
+  EXPECT_GE(two, alone);
+  EXPECT_GE(two, work / 2 - 1e-9);
+  EXPECT_LT(two, work);
+}
+} // namespace
