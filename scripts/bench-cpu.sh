@@ -29,7 +29,7 @@
 #              under $TMPDIR, printed)
 #   --dry-run  check the options and list the configurations; no torch
 # Env: P ("1 2 4"), M (8), STEPS (10), WARMUP (2), REPEATS (3),
-#      WIDTH (1024), LAYERS (8), CLASSES (64), BATCH (256), GPT_BATCH (16),
+#      WIDTH (1024), LAYERS (8), CLASSES (64), BATCH (256), GPT_BATCH (8),
 #      MODELS ("mlp gpt"), SCHEDULES ("gpipe 1f1b zb-h1 zb-v"; also
 #      interleaved-1f1b), LR (0.01), RUN_TIMEOUT (900 s per run),
 #      PIPECC (build/bin/pipecc), QUICK=1 (a smoke run: P "1 2", 4 steps,

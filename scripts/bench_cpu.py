@@ -75,7 +75,7 @@ def options():
         "layers": env_int("LAYERS", 8),
         "classes": env_int("CLASSES", 64),
         "batch": env_int("BATCH", 64 if quick else 256),
-        "gpt_batch": env_int("GPT_BATCH", 8 if quick else 16),
+        "gpt_batch": env_int("GPT_BATCH", 8),
         "models": env_list("MODELS", "mlp" if quick else "mlp gpt"),
         "schedules": env_list("SCHEDULES",
                               "1f1b" if quick else "gpipe 1f1b zb-h1 zb-v"),
@@ -319,16 +319,29 @@ def write_model(torch, np, spec, folder):
         example = (torch.from_numpy(data), torch.from_numpy(labels))
         inputs, outputs = ["idx", "labels"], ["loss"]
     np.save(os.path.join(folder, "data", "labels.npy"), labels)
+    # The TorchScript exporter (as ../shared/cases), with a symbolic batch
+    # so that no Reshape hard-codes the traced batch (pipecc compiles the
+    # graph for the micro-batch), then the batch pinned in the inputs
+    # (pipecc wants static input shapes).
+    import io
     import warnings
+    import onnx
+    buffer = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(exported, example,
-                          os.path.join(folder, "model.onnx"), dynamo=False,
+        torch.onnx.export(exported, example, buffer, dynamo=False,
                           opset_version=17, input_names=inputs,
-                          output_names=outputs, export_params=True,
-                          do_constant_folding=False,
+                          output_names=outputs,
+                          dynamic_axes={n: {0: "batch"} for n in inputs},
+                          export_params=True, do_constant_folding=False,
                           keep_initializers_as_inputs=False,
                           training=torch.onnx.TrainingMode.EVAL)
+    exported_model = onnx.load_from_string(buffer.getvalue())
+    for value in exported_model.graph.input:
+        dims = value.type.tensor_type.shape.dim
+        dims[0].Clear()
+        dims[0].dim_value = b
+    onnx.save(exported_model, os.path.join(folder, "model.onnx"))
     return model
 
 
