@@ -119,10 +119,11 @@ def configs(o):
                     rows.append((model, "eager", 1, mb, "-"))
                     rows.append((model, "pipecc", 1, mb, "1f1b"))
                 continue
+            blocks = len(block_sizes(model_spec(o, model)))
             for schedule in o["schedules"]:
                 chunks = SCHEDULES[schedule][1]
-                if m < p * chunks and schedule != "gpipe":
-                    continue
+                if blocks < p * chunks:
+                    continue  # More stages than the model has blocks.
                 rows.append((model, "torch", p, m, schedule))
                 rows.append((model, "pipecc", p, m, schedule))
     return rows
@@ -144,10 +145,21 @@ def cmd_plan():
              o["batch"], o["gpt_batch"]))
     for row in configs(o):
         model, runner, p, m, schedule = row
-        what = {"eager": "PyTorch eager",
-                "torch": "torch.distributed.pipelining %s"
-                         % SCHEDULES.get(schedule, ("",))[0],
-                "pipecc": "pipecc --schedule %s" % schedule}[runner]
+        if runner == "eager":
+            what = "PyTorch eager"
+        elif runner == "pipecc":
+            what = "pipecc --stages %d --microbatches %d --schedule %s " \
+                "--chunks %d" % (p, m, schedule,
+                                 SCHEDULES[schedule][1] if p > 1 else 1)
+        else:
+            chunks = SCHEDULES[schedule][1]
+            groups = split_blocks(block_sizes(model_spec(o, model)),
+                                  p * chunks)
+            what = "torch.distributed.pipelining %s, blocks per rank: %s" % (
+                SCHEDULES[schedule][0], " ".join(
+                    "+".join("%d-%d" % (groups[s][0], groups[s][-1])
+                             for s in stage_ids(schedule, r, p))
+                    for r in range(p)))
         print("config %s: %s" % (config_name(*row), what))
 
 
@@ -445,17 +457,16 @@ def cmd_pipelining(args):
     from torch.distributed import pipelining
     rank, size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     dist.init_process_group("gloo", rank=rank, world_size=size)
-    cls, chunks, placement = SCHEDULES[schedule]
+    cls, chunks, _ = SCHEDULES[schedule]
     model, blocks = build_model(torch, spec)
     model.load_state_dict(torch.load(os.path.join(folder, "state.pt")))
     n_stages = size * chunks
-    stage_ids = ([rank + i * size for i in range(chunks)]
-                 if placement == "loop" else [rank, 2 * size - 1 - rank])
-    groups = split_blocks(blocks, n_stages)
+    mine = stage_ids(schedule, rank, size)
+    groups = split_blocks(block_sizes(spec), n_stages)
     device = torch.device("cpu")
-    stages = [pipelining.PipelineStage(torch.nn.Sequential(*groups[s]), s,
-                                       n_stages, device)
-              for s in stage_ids]
+    stages = [pipelining.PipelineStage(
+        torch.nn.Sequential(*[blocks[i] for i in groups[s]]), s, n_stages,
+        device) for s in mine]
 
     def loss_fn(logits, labels):
         return loss_of(torch, logits, labels)
@@ -469,8 +480,8 @@ def cmd_pipelining(args):
     data, labels = [torch.from_numpy(a) for a in
                     load_data(np, os.path.join(folder, "data"),
                               spec["model"])]
-    first = 0 in stage_ids
-    last = n_stages - 1 in stage_ids
+    first = 0 in mine
+    last = n_stages - 1 in mine
     times, losses = [], []
     dist.barrier()
     for _ in range(steps):
@@ -490,26 +501,43 @@ def cmd_pipelining(args):
     dist.destroy_process_group()
 
 
-def split_blocks(blocks, n):
-    """Contiguous groups of blocks, one per stage, balanced by the blocks'
-    parameter counts (greedy: cut where the running total passes each
-    stage's share)."""
-    sizes = [sum(p.numel() for p in b.parameters()) for b in blocks]
-    total, groups, current, acc = sum(sizes), [], [], 0
-    for i, (block, size) in enumerate(zip(blocks, sizes)):
-        current.append(block)
-        acc += size
-        left_blocks = len(blocks) - i - 1
-        left_stages = n - len(groups) - 1
-        if left_stages and (acc >= total * (len(groups) + 1) / n or
-                            left_blocks == left_stages):
-            groups.append(current)
-            current = []
-    groups.append(current)
-    if len(groups) != n or not all(groups):
-        raise SystemExit("bench-cpu: cannot split %d blocks into %d stages"
-                         % (len(blocks), n))
-    return groups
+def block_sizes(spec):
+    """Parameter counts of the model's blocks (build_model's), by formula,
+    so that the plan needs no torch."""
+    if spec["model"] == "mlp":
+        w, c = spec["width"], spec["classes"]
+        return [w * w + w] * spec["layers"] + [w * c + c]
+    d, v, t = GPT["width"], GPT["vocab"], GPT["sequence"]
+    block = 2 * 2 * d + (d * 3 * d + 3 * d) + (d * d + d) + \
+        (d * 4 * d + 4 * d) + (4 * d * d + d)
+    return [v * d + t * d] + [block] * GPT["layers"] + [2 * d + d * v]
+
+
+def split_blocks(sizes, n):
+    """Contiguous groups of block indices, one per stage, balanced by the
+    blocks' parameter counts: the k-th cut goes where the running total is
+    closest to k/n of the whole, leaving a block for every stage; None when
+    there are fewer blocks than stages."""
+    if len(sizes) < n:
+        return None
+    prefix = [0]
+    for size in sizes:
+        prefix.append(prefix[-1] + size)
+    cuts = [0]
+    for k in range(1, n):
+        first, last = cuts[-1] + 1, len(sizes) - (n - k)
+        cuts.append(min(range(first, last + 1), key=lambda j: abs(
+            prefix[j] - prefix[-1] * k / n)))
+    cuts.append(len(sizes))
+    return [list(range(a, b)) for a, b in zip(cuts, cuts[1:])]
+
+
+def stage_ids(schedule, rank, ranks):
+    """The virtual stages of `rank`, as pipecc places them."""
+    _, chunks, placement = SCHEDULES[schedule]
+    if placement == "v":
+        return [rank, 2 * ranks - 1 - rank]
+    return [rank + i * ranks for i in range(chunks)]
 
 
 # ------------------------------------------------------------ the driver --
