@@ -930,10 +930,17 @@ def report(o, results, extra, cores, say):
             if timers:
                 rates = [float(r) for line in timers
                          for r in GFLOPS.findall(line)]
+                # The last lines (the last step's, where printed per step);
+                # the log has them all.
+                shown = timers[-4 * p:]
                 say("```")
-                for line in timers:
+                for line in shown:
                     say(line)
                 say("```")
+                if len(shown) < len(timers):
+                    say("(last %d of %d lines; all in runs/%s.*.log)" % (
+                        len(shown), len(timers),
+                        config_name(model, runner, p, m, schedule)))
                 peak = x["peaks"].get(m)
                 say("sgemm GFLOP/s reported: %s" % (
                     ", ".join("%.1f (%.0f%% of peak)" % (r, 100 * r / peak)
