@@ -928,11 +928,11 @@ def report(o, results, extra, cores, say):
             say("P=%d M=%d %s: %s" % (p, m, schedule, "" if timers else
                                       "n/a (nothing printed)"))
             if timers:
-                rates = [float(r) for line in timers
-                         for r in GFLOPS.findall(line)]
                 # The last lines (the last step's, where printed per step);
                 # the log has them all.
                 shown = timers[-4 * p:]
+                rates = [float(r) for line in shown
+                         for r in GFLOPS.findall(line)]
                 say("```")
                 for line in shown:
                     say(line)
