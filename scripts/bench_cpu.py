@@ -709,7 +709,6 @@ def cmd_run(out):
     o = options()
     os.environ.update(THREAD_ENV)
     torch, np = torch_setup()
-    sys.path.insert(0, os.path.join(ROOT, "scripts"))
     pipecc = os.environ.get("PIPECC") or os.path.join(ROOT, "build", "bin",
                                                       "pipecc")
     os.makedirs(out, exist_ok=True)
@@ -773,57 +772,62 @@ def cmd_run(out):
         extra[model] = {"flops": flops, "flops_source": flops_source,
                         "peaks": peaks, "profiled": bool(profile_rate)}
         features = None
-        for row in configs(o):
-            if row[0] != model:
-                continue
+        # Compile every pipecc configuration first, then run the repeats
+        # round-robin over the configurations, so that a change in the
+        # machine's load falls on every runner alike.
+        rows = [row for row in configs(o) if row[0] == model]
+        for row in rows:
             _, runner, p, m, schedule = row
-            name = config_name(*row)
-            prefix = os.path.join(out, "runs", name)
-            os.makedirs(os.path.dirname(prefix), exist_ok=True)
-            entry = {"runs": [], "losses": None, "error": None}
+            entry = {"runs": [], "losses": None, "error": None,
+                     "prefix": os.path.join(out, "runs", config_name(*row))}
             results[row] = entry
-            print("running %s" % name, file=sys.stderr, flush=True)
-            if runner == "pipecc":
-                if not pipecc:
-                    entry["error"] = "not built"
+            if runner != "pipecc":
+                continue
+            if not pipecc:
+                entry["error"] = "not built"
+                continue
+            entry["binary"] = os.path.join(out, "build", config_name(*row))
+            error = pipecc_compile(o, pipecc, folder, model, p, m, schedule,
+                                   entry["binary"], profile)
+            if error:
+                entry["error"] = error
+                continue
+            manifest = json.load(open(os.path.join(entry["binary"],
+                                                   "pipeline.json")))
+            entry["predicted"] = manifest.get("prediction", {}).get(
+                "predicted_step_s")
+            entry["arena"] = [r.get("arena_bytes") for r in manifest.get(
+                "memory_plan", {}).get("ranks", [])]
+            features = features or launch_features(
+                os.path.join(entry["binary"], "launch"))
+        os.makedirs(os.path.join(out, "runs"), exist_ok=True)
+        for i in range(o["repeats"]):
+            for row in rows:
+                _, runner, p, m, schedule = row
+                entry = results[row]
+                if entry["error"]:
                     continue
-                binary = os.path.join(out, "build", name)
-                error = pipecc_compile(o, pipecc, folder, model, p, m,
-                                       schedule, binary, profile)
-                if error:
-                    entry["error"] = error
-                    continue
-                manifest = json.load(open(os.path.join(binary,
-                                                       "pipeline.json")))
-                entry["predicted"] = manifest.get("prediction", {}).get(
-                    "predicted_step_s")
-                entry["arena"] = [r.get("arena_bytes") for r in manifest.get(
-                    "memory_plan", {}).get("ranks", [])]
-                features = features or launch_features(
-                    os.path.join(binary, "launch"))
-                for i in range(o["repeats"]):
-                    result = pipecc_run(o, binary, spec["batch"], folder,
-                                        features, "%s.%d.log" % (prefix, i))
-                    if isinstance(result, str):
-                        entry["error"] = result
-                        break
-                    times, losses, memory, timers = result
-                    entry["runs"].append(times)
-                    entry["losses"] = losses
-                    entry["memory"] = memory
-                    entry["timers"] = timers
-            else:
-                for i in range(o["repeats"]):
-                    try:
+                print("run %d/%d: %s" % (i + 1, o["repeats"],
+                                         config_name(*row)),
+                      file=sys.stderr, flush=True)
+                prefix = "%s.%d" % (entry["prefix"], i)
+                try:
+                    if runner == "pipecc":
+                        result = pipecc_run(o, entry["binary"],
+                                            spec["batch"], folder, features,
+                                            prefix + ".log")
+                    else:
                         result = torch_run(o, folder, runner, p, m, schedule,
-                                           "%s.%d" % (prefix, i))
-                    except subprocess.TimeoutExpired:
-                        result = "timeout"
-                    if isinstance(result, str):
-                        entry["error"] = result
-                        break
-                    entry["runs"].append(result[0])
-                    entry["losses"] = result[1]
+                                           prefix)
+                except subprocess.TimeoutExpired:
+                    result = "timeout (%s.*)" % prefix
+                if isinstance(result, str):
+                    entry["error"] = result
+                    continue
+                entry["runs"].append(result[0])
+                entry["losses"] = result[1]
+                if runner == "pipecc":
+                    entry["memory"], entry["timers"] = result[2], result[3]
         if features:
             extra[model]["features"] = features
     report(o, results, extra, cores, say)
@@ -874,9 +878,13 @@ def report(o, results, extra, cores, say):
             gflops = x["flops"] / med / 1e9
             peak = x["peaks"].get(m) or x["peaks"].get(o["microbatches"])
             predicted = e.get("predicted")
-            say("| %s | %d | %d | %s | %s | %s-%s | %s | %.1f | %.0f%% | %s "
-                "| %s |" % (runner, p, m, schedule, fmt_ms(med), fmt_ms(lo),
-                            fmt_ms(hi), ratio, gflops,
+            spread = "%s-%s" % (fmt_ms(lo), fmt_ms(hi))
+            if len(e["runs"]) < o["repeats"]:
+                spread += " (%d of %d runs: %s)" % (
+                    len(e["runs"]), o["repeats"], e["error"])
+            say("| %s | %d | %d | %s | %s | %s | %s | %.1f | %.0f%% | %s "
+                "| %s |" % (runner, p, m, schedule, fmt_ms(med), spread,
+                            ratio, gflops,
                             100 * gflops / (peak * min(p, cores)),
                             fmt_ms(predicted) if runner == "pipecc" else "",
                             "%.2f" % (med / predicted) if predicted else ""))
