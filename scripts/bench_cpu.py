@@ -830,17 +830,28 @@ def cmd_run(out):
                     entry["memory"], entry["timers"] = result[2], result[3]
         if features:
             extra[model]["features"] = features
+        # The models done so far, in case a later one is stopped.
+        partial = list(lines)
+        report(o, results, extra, cores,
+               lambda text="": partial.append(text))
+        write_table(out, partial)
     report(o, results, extra, cores, say)
     say()
     say("load average at end: %s" % open("/proc/loadavg").read().split()[:3])
-    with open(os.path.join(out, "table.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+    write_table(out, lines)
     print("table written to %s" % os.path.join(out, "table.md"))
+
+
+def write_table(out, lines):
+    path = os.path.join(out, "table.md")
+    with open(path + ".tmp", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(path + ".tmp", path)
 
 
 def report(o, results, extra, cores, say):
     w = o["warmup"]
-    for model in o["models"]:
+    for model in extra:
         x = extra[model]
         rows = [(k, v) for k, v in results.items() if k[0] == model]
         say()
