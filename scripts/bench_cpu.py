@@ -1,0 +1,1002 @@
+#!/usr/bin/env python3
+"""CPU benchmark of pipecc against PyTorch (a benchmark, not a test); run it
+through scripts/bench-cpu.sh, which makes the PyTorch venv and documents the
+options (docs/testing.md, "Benchmarks against PyTorch").
+
+Subcommands:
+  plan                 print the configurations the options select (no torch;
+                       what `bench-cpu.sh --dry-run` runs)
+  run OUT              the whole benchmark, files and table.md in OUT
+  eager | pipelining   one PyTorch run (started by `run` as a subprocess, so
+                       that its thread settings precede `import torch`)
+
+Options come from the environment (see bench-cpu.sh). Torch is imported only
+by the subcommands that need it.
+"""
+import json
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# pipecc schedule name -> (torch.distributed.pipelining class, virtual stages
+# per rank, placement of a rank's virtual stages: "loop" r, r+P, ... or "v"
+# r, 2P-1-r).
+SCHEDULES = {
+    "gpipe": ("ScheduleGPipe", 1, "loop"),
+    "1f1b": ("Schedule1F1B", 1, "loop"),
+    "interleaved-1f1b": ("ScheduleInterleaved1F1B", 2, "loop"),
+    "zb-h1": ("ScheduleInterleavedZeroBubble", 1, "loop"),
+    "zb-v": ("ScheduleZBVZeroBubble", 2, "v"),
+}
+MODELS = ("mlp", "gpt")
+
+# One thread per rank, set before any BLAS or OpenMP runtime starts.
+THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+              "OPENBLAS_NUM_THREADS": "1"}
+
+
+class OptionError(Exception):
+    pass
+
+
+def env_int(name, default, minimum=1):
+    text = os.environ.get(name, "").strip() or str(default)
+    try:
+        value = int(text)
+    except ValueError:
+        raise OptionError("%s=%r is not an integer" % (name, text))
+    if value < minimum:
+        raise OptionError("%s=%d must be at least %d" % (name, value, minimum))
+    return value
+
+
+def env_list(name, default):
+    return (os.environ.get(name, "").strip() or default).split()
+
+
+def options():
+    """The benchmark's options from the environment, checked."""
+    quick = os.environ.get("QUICK", "") not in ("", "0")
+    o = {
+        "quick": quick,
+        "ranks": [],
+        "microbatches": env_int("M", 8),
+        "steps": env_int("STEPS", 4 if quick else 10),
+        "warmup": env_int("WARMUP", 1 if quick else 2, minimum=0),
+        "repeats": env_int("REPEATS", 1 if quick else 3),
+        "width": env_int("WIDTH", 256 if quick else 1024),
+        "layers": env_int("LAYERS", 8),
+        "classes": env_int("CLASSES", 64),
+        "batch": env_int("BATCH", 64 if quick else 256),
+        "gpt_batch": env_int("GPT_BATCH", 8),
+        "models": env_list("MODELS", "mlp" if quick else "mlp gpt"),
+        "schedules": env_list("SCHEDULES",
+                              "1f1b" if quick else "gpipe 1f1b zb-h1 zb-v"),
+        "lr": float(os.environ.get("LR", "") or 0.01),
+        "timeout": env_int("RUN_TIMEOUT", 900),
+    }
+    for text in env_list("P", "1 2" if quick else "1 2 4"):
+        if not text.isdigit() or int(text) < 1:
+            raise OptionError("P=%r: rank counts are positive integers" % text)
+        o["ranks"].append(int(text))
+    for model in o["models"]:
+        if model not in MODELS:
+            raise OptionError("MODELS: unknown model '%s' (known: %s)"
+                              % (model, " ".join(MODELS)))
+    for schedule in o["schedules"]:
+        if schedule not in SCHEDULES:
+            raise OptionError("SCHEDULES: unknown schedule '%s' (known: %s)"
+                              % (schedule, " ".join(SCHEDULES)))
+    if o["steps"] <= o["warmup"]:
+        raise OptionError("STEPS=%d must exceed WARMUP=%d (steps after the "
+                          "warm-up are timed)" % (o["steps"], o["warmup"]))
+    for model in o["models"]:
+        batch = o["batch"] if model == "mlp" else o["gpt_batch"]
+        name = "BATCH" if model == "mlp" else "GPT_BATCH"
+        if batch % o["microbatches"]:
+            raise OptionError("%s=%d is not a multiple of M=%d"
+                              % (name, batch, o["microbatches"]))
+    return o
+
+
+def configs(o):
+    """Every measured configuration: (model, runner, P, M, schedule). The
+    runners are eager (P = 1), torch (torch.distributed.pipelining) and
+    pipecc; a torch and a pipecc row with the same key are compared."""
+    rows = []
+    m = o["microbatches"]
+    for model in o["models"]:
+        for p in o["ranks"]:
+            if p == 1:
+                for mb in sorted({1, m}):
+                    rows.append((model, "eager", 1, mb, "-"))
+                    rows.append((model, "pipecc", 1, mb, "1f1b"))
+                continue
+            blocks = len(block_sizes(model_spec(o, model)))
+            for schedule in o["schedules"]:
+                chunks = SCHEDULES[schedule][1]
+                if blocks < p * chunks:
+                    continue  # More stages than the model has blocks.
+                rows.append((model, "torch", p, m, schedule))
+                rows.append((model, "pipecc", p, m, schedule))
+    return rows
+
+
+def config_name(model, runner, p, m, schedule):
+    name = "%s-%s-p%d-m%d" % (model, runner, p, m)
+    return name if schedule == "-" else name + "-" + schedule
+
+
+def cmd_plan():
+    o = options()
+    print("bench-cpu plan: models %s, P %s, M %d, %d steps (%d warm-up), "
+          "%d repeats" % (" ".join(o["models"]),
+                          " ".join(map(str, o["ranks"])), o["microbatches"],
+                          o["steps"], o["warmup"], o["repeats"]))
+    print("mlp: %d x Linear %dx%d + ReLU, Linear %dx%d, batch %d; gpt batch %d"
+          % (o["layers"], o["width"], o["width"], o["width"], o["classes"],
+             o["batch"], o["gpt_batch"]))
+    for row in configs(o):
+        model, runner, p, m, schedule = row
+        if runner == "eager":
+            what = "PyTorch eager"
+        elif runner == "pipecc":
+            what = "pipecc --stages %d --microbatches %d --schedule %s " \
+                "--chunks %d" % (p, m, schedule,
+                                 SCHEDULES[schedule][1] if p > 1 else 1)
+        else:
+            chunks = SCHEDULES[schedule][1]
+            groups = split_blocks(block_sizes(model_spec(o, model)),
+                                  p * chunks)
+            what = "torch.distributed.pipelining %s, blocks per rank: %s" % (
+                SCHEDULES[schedule][0], " ".join(
+                    "+".join("%d-%d" % (groups[s][0], groups[s][-1])
+                             for s in stage_ids(schedule, r, p))
+                    for r in range(p)))
+        print("config %s: %s" % (config_name(*row), what))
+
+
+# ---------------------------------------------------------------- models --
+
+def build_model(torch, spec):
+    """The full model (nn.Module mapping the data inputs to logits), its
+    blocks in order (for splitting into pipeline stages), the data input
+    names and the batch."""
+    nn = torch.nn
+    torch.manual_seed(0)
+    if spec["model"] == "mlp":
+        class MLP(nn.Module):
+            def __init__(self):
+                super().__init__()
+                w, n = spec["width"], spec["layers"]
+                self.layers = nn.ModuleList(
+                    [nn.Linear(w, w) for _ in range(n)] +
+                    [nn.Linear(w, spec["classes"])])
+
+            def forward(self, x):
+                for layer in self.layers[:-1]:
+                    x = torch.relu(layer(x))
+                return self.layers[-1](x)
+
+        class Block(nn.Module):
+            def __init__(self, linear, relu):
+                super().__init__()
+                self.linear, self.relu = linear, relu
+
+            def forward(self, x):
+                y = self.linear(x)
+                return torch.relu(y) if self.relu else y
+
+        model = MLP()
+        blocks = [Block(layer, i < spec["layers"])
+                  for i, layer in enumerate(model.layers)]
+        return model, blocks
+    return build_gpt(torch, spec)
+
+
+GPT = {"vocab": 512, "width": 256, "heads": 4, "layers": 4, "sequence": 64}
+
+
+def build_gpt(torch, spec):
+    """nanoGPT's layout, as ../shared/cases/tiny_gpt_untied (which pipecc
+    imports): token and position embeddings, pre-LayerNorm blocks with
+    causal attention from MatMul/Softmax and a masked_fill mask, exact GELU,
+    a separate LM head."""
+    nn, F = torch.nn, torch.nn.functional
+    c = GPT
+
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c_attn = nn.Linear(c["width"], 3 * c["width"])
+            self.c_proj = nn.Linear(c["width"], c["width"])
+            t = c["sequence"]
+            self.register_buffer("causal_mask", torch.tril(
+                torch.ones(t, t)).view(1, 1, t, t), persistent=False)
+
+        def forward(self, x):
+            b, t, d = x.shape
+            h = c["heads"]
+            q, k, v = self.c_attn(x).split(d, dim=2)
+            q = q.view(b, t, h, d // h).transpose(1, 2)
+            k = k.view(b, t, h, d // h).transpose(1, 2)
+            v = v.view(b, t, h, d // h).transpose(1, 2)
+            att = (q @ k.transpose(-2, -1)) * (1.0 / (d // h) ** 0.5)
+            att = att.masked_fill(self.causal_mask == 0, float("-inf"))
+            y = F.softmax(att, dim=-1) @ v
+            return self.c_proj(y.transpose(1, 2).contiguous().view(b, t, d))
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln_1 = nn.LayerNorm(c["width"])
+            self.attn = Attention()
+            self.ln_2 = nn.LayerNorm(c["width"])
+            self.c_fc = nn.Linear(c["width"], 4 * c["width"])
+            self.c_proj = nn.Linear(4 * c["width"], c["width"])
+
+        def forward(self, x):
+            x = x + self.attn(self.ln_1(x))
+            return x + self.c_proj(F.gelu(self.c_fc(self.ln_2(x))))
+
+    class Embed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte = nn.Embedding(c["vocab"], c["width"])
+            self.wpe = nn.Embedding(c["sequence"], c["width"])
+
+        def forward(self, idx):
+            pos = torch.arange(idx.shape[1], device=idx.device)
+            return self.wte(idx) + self.wpe(pos)
+
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln_f = nn.LayerNorm(c["width"])
+            self.lm_head = nn.Linear(c["width"], c["vocab"], bias=False)
+
+        def forward(self, x):
+            return self.lm_head(self.ln_f(x))
+
+    class GPTModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = Embed()
+            self.h = nn.ModuleList([Block() for _ in range(c["layers"])])
+            self.head = Head()
+
+        def forward(self, idx):
+            x = self.embed(idx)
+            for block in self.h:
+                x = block(x)
+            return self.head(x)
+
+    model = GPTModel()
+    return model, [model.embed] + list(model.h) + [model.head]
+
+
+def loss_of(torch, logits, labels):
+    return torch.nn.functional.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
+
+
+def model_spec(o, model):
+    spec = {"model": model, "width": o["width"], "layers": o["layers"],
+            "classes": o["classes"]}
+    spec["batch"] = o["batch"] if model == "mlp" else o["gpt_batch"]
+    return spec
+
+
+def load_data(np, data_dir, model):
+    names = ("x", "labels") if model == "mlp" else ("idx", "labels")
+    return [np.load(os.path.join(data_dir, n + ".npy")) for n in names]
+
+
+def write_model(torch, np, spec, folder):
+    """Writes folder/model.onnx (the pipecc input), folder/state.pt (the
+    same weights for the PyTorch runners) and folder/data/*.npy (one batch,
+    seed 0, used by every runner at every step)."""
+    os.makedirs(os.path.join(folder, "data"), exist_ok=True)
+    model, _ = build_model(torch, spec)
+    torch.save(model.state_dict(), os.path.join(folder, "state.pt"))
+    rng = np.random.default_rng(0)
+    b = spec["batch"]
+    if spec["model"] == "mlp":
+        data = rng.standard_normal((b, spec["width"])).astype(np.float32)
+        labels = rng.integers(0, spec["classes"], b).astype(np.int64)
+        np.save(os.path.join(folder, "data", "x.npy"), data)
+        example, inputs, outputs = (torch.from_numpy(data),), ["x"], ["logits"]
+        exported = model
+    else:
+        data = rng.integers(0, GPT["vocab"], (b, GPT["sequence"]))
+        labels = rng.integers(0, GPT["vocab"], (b, GPT["sequence"]))
+        np.save(os.path.join(folder, "data", "idx.npy"), data)
+
+        class WithLoss(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = model
+
+            def forward(self, idx, labels):
+                return loss_of(torch, self.model(idx), labels)
+
+        exported = WithLoss()
+        example = (torch.from_numpy(data), torch.from_numpy(labels))
+        inputs, outputs = ["idx", "labels"], ["loss"]
+    np.save(os.path.join(folder, "data", "labels.npy"), labels)
+    # The TorchScript exporter (as ../shared/cases), with a symbolic batch
+    # so that no Reshape hard-codes the traced batch (pipecc compiles the
+    # graph for the micro-batch), then the batch pinned in the inputs
+    # (pipecc wants static input shapes).
+    import io
+    import warnings
+    import onnx
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(exported, example, buffer, dynamo=False,
+                          opset_version=17, input_names=inputs,
+                          output_names=outputs,
+                          dynamic_axes={n: {0: "batch"} for n in inputs},
+                          export_params=True, do_constant_folding=False,
+                          keep_initializers_as_inputs=False,
+                          training=torch.onnx.TrainingMode.EVAL)
+    exported_model = onnx.load_from_string(buffer.getvalue())
+    for value in exported_model.graph.input:
+        dims = value.type.tensor_type.shape.dim
+        dims[0].Clear()
+        dims[0].dim_value = b
+    onnx.save(exported_model, os.path.join(folder, "model.onnx"))
+    return model
+
+
+def gemm_shapes(torch, model, example, rows_divisor, first_reads_input):
+    """(rows, in, out, needs_input_grad) of every Linear in forward order,
+    rows per micro-batch (the batch's rows divided by rows_divisor); the
+    first Linear needs no input gradient when it reads a graph input."""
+    shapes = []
+
+    def hook(module, args, _):
+        x = args[0]
+        rows = x.numel() // x.shape[-1] // rows_divisor
+        shapes.append((rows, module.in_features, module.out_features,
+                       bool(shapes) or not first_reads_input))
+
+    handles = [m.register_forward_hook(hook) for m in model.modules()
+               if isinstance(m, torch.nn.Linear)]
+    with torch.no_grad():
+        model(*example)
+    for h in handles:
+        h.remove()
+    return shapes
+
+
+def sgemm_peak(torch, shapes, seconds=0.3):
+    """The single-thread torch.mm rate (GFLOP/s) of the step's matmuls if
+    each ran at its best measured time: forward x W^T, input gradient
+    dY W, weight gradient dY^T X for every Linear (the first has no input
+    gradient), best of repeated timings."""
+    best = {}
+    total_flops, total_time = 0.0, 0.0
+    for rows, k, n, input_grad in shapes:
+        products = [(rows, k, n), (n, rows, k)] + ([(rows, n, k)]
+                                                   if input_grad else [])
+        for m_, k_, n_ in products:
+            key = (m_, k_, n_)
+            if key not in best:
+                a = torch.randn(m_, k_)
+                b = torch.randn(k_, n_)
+                torch.mm(a, b)
+                times, start = [], time.perf_counter()
+                while time.perf_counter() - start < seconds or len(times) < 3:
+                    t0 = time.perf_counter()
+                    torch.mm(a, b)
+                    times.append(time.perf_counter() - t0)
+                best[key] = min(times)
+            total_flops += 2.0 * m_ * k_ * n_
+            total_time += best[key]
+    rates = {"%dx%dx%d" % key: 2.0 * key[0] * key[1] * key[2] / t / 1e9
+             for key, t in best.items()}
+    return total_flops / total_time / 1e9, rates
+
+
+# -------------------------------------------------------- torch runners --
+
+def torch_setup():
+    import numpy as np
+    import torch
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
+    return torch, np
+
+
+def cmd_eager(args):
+    """eager FOLDER M STEPS LR OUT.json: plain PyTorch, M micro-batches by
+    gradient accumulation, SGD."""
+    folder, m, steps, lr, out = args[0], int(args[1]), int(args[2]), \
+        float(args[3]), args[4]
+    spec = json.load(open(os.path.join(folder, "spec.json")))
+    torch, np = torch_setup()
+    model, _ = build_model(torch, spec)
+    model.load_state_dict(torch.load(os.path.join(folder, "state.pt")))
+    data, labels = [torch.from_numpy(a) for a in
+                    load_data(np, os.path.join(folder, "data"),
+                              spec["model"])]
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    times, losses = [], []
+    for _ in range(steps):
+        start = time.perf_counter()
+        optimizer.zero_grad()
+        total = 0.0
+        for x, y in zip(data.chunk(m), labels.chunk(m)):
+            loss = loss_of(torch, model(x), y) / m
+            loss.backward()
+            total += loss.item()
+        optimizer.step()
+        times.append(time.perf_counter() - start)
+        losses.append(total)
+    json.dump({"times": times, "losses": losses}, open(out, "w"))
+
+
+def cmd_pipelining(args):
+    """pipelining FOLDER SCHEDULE M STEPS LR OUT.json: one rank of
+    torch.distributed.pipelining (RANK, WORLD_SIZE, MASTER_* from the
+    environment), gloo."""
+    folder, schedule, m, steps, lr, out = args[0], args[1], int(args[2]), \
+        int(args[3]), float(args[4]), args[5]
+    spec = json.load(open(os.path.join(folder, "spec.json")))
+    torch, np = torch_setup()
+    import torch.distributed as dist
+    from torch.distributed import pipelining
+    rank, size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    dist.init_process_group("gloo", rank=rank, world_size=size)
+    cls, chunks, _ = SCHEDULES[schedule]
+    model, blocks = build_model(torch, spec)
+    model.load_state_dict(torch.load(os.path.join(folder, "state.pt")))
+    n_stages = size * chunks
+    mine = stage_ids(schedule, rank, size)
+    groups = split_blocks(block_sizes(spec), n_stages)
+    device = torch.device("cpu")
+    stages = [pipelining.PipelineStage(
+        torch.nn.Sequential(*[blocks[i] for i in groups[s]]), s, n_stages,
+        device) for s in mine]
+
+    def loss_fn(logits, labels):
+        return loss_of(torch, logits, labels)
+
+    if chunks == 1 and cls in ("ScheduleGPipe", "Schedule1F1B"):
+        sched = getattr(pipelining, cls)(stages[0], m, loss_fn=loss_fn)
+    else:
+        sched = getattr(pipelining, cls)(stages, m, loss_fn=loss_fn)
+    params = [p for s in stages for p in s.submod.parameters()]
+    optimizer = torch.optim.SGD(params, lr=lr)
+    data, labels = [torch.from_numpy(a) for a in
+                    load_data(np, os.path.join(folder, "data"),
+                              spec["model"])]
+    first = 0 in mine
+    last = n_stages - 1 in mine
+    times, losses = [], []
+    dist.barrier()
+    for _ in range(steps):
+        start = time.perf_counter()
+        optimizer.zero_grad()
+        step_losses = []
+        args_ = (data,) if first else ()
+        kwargs = {"target": labels, "losses": step_losses} if last else {}
+        sched.step(*args_, **kwargs)
+        optimizer.step()
+        times.append(time.perf_counter() - start)
+        if last:
+            losses.append(float(sum(l.item() for l in step_losses) / m))
+    dist.barrier()
+    json.dump({"times": times, "losses": losses, "rank": rank},
+              open(out, "w"))
+    dist.destroy_process_group()
+
+
+def block_sizes(spec):
+    """Parameter counts of the model's blocks (build_model's), by formula,
+    so that the plan needs no torch."""
+    if spec["model"] == "mlp":
+        w, c = spec["width"], spec["classes"]
+        return [w * w + w] * spec["layers"] + [w * c + c]
+    d, v, t = GPT["width"], GPT["vocab"], GPT["sequence"]
+    block = 2 * 2 * d + (d * 3 * d + 3 * d) + (d * d + d) + \
+        (d * 4 * d + 4 * d) + (4 * d * d + d)
+    return [v * d + t * d] + [block] * GPT["layers"] + [2 * d + d * v]
+
+
+def split_blocks(sizes, n):
+    """Contiguous groups of block indices, one per stage, balanced by the
+    blocks' parameter counts: the k-th cut goes where the running total is
+    closest to k/n of the whole, leaving a block for every stage; None when
+    there are fewer blocks than stages."""
+    if len(sizes) < n:
+        return None
+    prefix = [0]
+    for size in sizes:
+        prefix.append(prefix[-1] + size)
+    cuts = [0]
+    for k in range(1, n):
+        first, last = cuts[-1] + 1, len(sizes) - (n - k)
+        cuts.append(min(range(first, last + 1), key=lambda j: abs(
+            prefix[j] - prefix[-1] * k / n)))
+    cuts.append(len(sizes))
+    return [list(range(a, b)) for a, b in zip(cuts, cuts[1:])]
+
+
+def stage_ids(schedule, rank, ranks):
+    """The virtual stages of `rank`, as pipecc places them."""
+    _, chunks, placement = SCHEDULES[schedule]
+    if placement == "v":
+        return [rank, 2 * ranks - 1 - rank]
+    return [rank + i * ranks for i in range(chunks)]
+
+
+# ------------------------------------------------------------ the driver --
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_env():
+    env = dict(os.environ)
+    env.update(THREAD_ENV)
+    return env
+
+
+def run_checked(cmd, log, timeout, env=None):
+    with open(log, "w") as f:
+        proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT,
+                              env=env or run_env(), timeout=timeout)
+    return proc.returncode
+
+
+def torch_run(o, folder, runner, p, m, schedule, out_prefix):
+    """One PyTorch run; (step times of rank 0, losses of the last stage) or
+    an error text."""
+    me = os.path.abspath(__file__)
+    if runner == "eager":
+        out = out_prefix + ".json"
+        rc = run_checked([sys.executable, me, "eager", folder, str(m),
+                          str(o["steps"]), str(o["lr"]), out],
+                         out_prefix + ".log", o["timeout"])
+        if rc:
+            return "exit %d (%s.log)" % (rc, out_prefix)
+        result = json.load(open(out))
+        return result["times"], result["losses"]
+    port = free_port()
+    procs = []
+    for rank in range(p):
+        env = run_env()
+        env.update({"RANK": str(rank), "WORLD_SIZE": str(p),
+                    "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
+        log = open("%s.rank%d.log" % (out_prefix, rank), "w")
+        procs.append(subprocess.Popen(
+            [sys.executable, me, "pipelining", folder, schedule, str(m),
+             str(o["steps"]), str(o["lr"]), "%s.rank%d.json" %
+             (out_prefix, rank)], stdout=log, stderr=subprocess.STDOUT,
+            env=env))
+    deadline = time.time() + o["timeout"]
+    failed = None
+    for rank, proc in enumerate(procs):
+        try:
+            rc = proc.wait(timeout=max(1, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            rc = "timeout"
+        if rc != 0 and failed is None:
+            failed = "rank %d: %s (%s.rank%d.log)" % (rank, rc, out_prefix,
+                                                       rank)
+            for other in procs:
+                if other.poll() is None:
+                    other.kill()
+    if failed:
+        return failed
+    results = [json.load(open("%s.rank%d.json" % (out_prefix, r)))
+               for r in range(p)]
+    losses = next(r["losses"] for r in results if r["losses"])
+    return results[0]["times"], losses
+
+
+def launch_features(launch):
+    text = subprocess.run([launch, "--help"], capture_output=True,
+                          text=True).stdout + ""
+    return {flag: flag in text for flag in ("--threads", "--timers",
+                                            "--memory")}
+
+
+def pipecc_compile(o, pipecc, folder, model, p, m, schedule, out, device):
+    chunks = SCHEDULES[schedule][1] if p > 1 else 1
+    cmd = [pipecc, os.path.join(folder, "model.onnx"), "--stages", str(p),
+           "--microbatches", str(m), "--schedule", schedule, "--chunks",
+           str(chunks), "--lr", str(o["lr"]), "-o", out]
+    if model == "mlp":
+        cmd += ["--loss", "cross-entropy", "--label-input", "labels"]
+    if device:
+        cmd += ["--device", device]
+    if os.path.exists(out):
+        shutil.rmtree(out)
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode:
+        return (proc.stderr.strip().splitlines() or ["exit %d" %
+                                                     proc.returncode])[-1]
+    return None
+
+
+STEP_LINE = re.compile(r"^step (\d+) loss (\S+) samples/s (\S+)", re.M)
+MEMORY_LINE = re.compile(
+    r"^memory rank (\d+): arena (\d+) bytes.*peak (\d+) bytes", re.M)
+GFLOPS = re.compile(r"([0-9.]+)\s*GFLOP/s", re.I)
+
+
+def pipecc_run(o, out, batch, folder, features, log):
+    cmd = [os.path.join(out, "launch"), "--transport", "socket", "--data",
+           os.path.join(folder, "data"), "--steps", str(o["steps"]),
+           "--lr", str(o["lr"])]
+    for flag in ("--timers", "--memory"):
+        if features[flag]:
+            cmd.append(flag)
+    if features["--threads"]:
+        cmd += ["--threads", "1"]
+    rc = run_checked(cmd, log, o["timeout"])
+    text = open(log).read()
+    if rc:
+        return "exit %d (%s)" % (rc, log)
+    steps = STEP_LINE.findall(text)
+    times = [batch / float(rate) for _, _, rate in steps]
+    losses = [float(loss) for _, loss, _ in steps]
+    memory = {int(r): (int(a), int(pk)) for r, a, pk in
+              MEMORY_LINE.findall(text)}
+    timers = [line for line in text.splitlines()
+              if line.strip() and not STEP_LINE.match(line)
+              and not MEMORY_LINE.match(line)]
+    return times, losses, memory, timers
+
+
+def pipecc_profile(pipecc, out):
+    """`pipecc profile -o out/host.json` where the compiler has it: the
+    profile's path and its best matmul rate (GFLOP/s, the largest number
+    under a key naming GFLOP/s or FLOP/s), else (None, None)."""
+    probe = subprocess.run([pipecc, "profile", "--help"],
+                           capture_output=True, text=True)
+    if probe.returncode or "profile" not in probe.stdout + probe.stderr:
+        return None, None
+    path = os.path.join(out, "host.json")
+    proc = subprocess.run([pipecc, "profile", "-o", path],
+                          capture_output=True, text=True, env=run_env())
+    if proc.returncode or not os.path.exists(path):
+        return None, None
+    rates = []
+
+    def walk(node, key=""):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, k.lower())
+        elif isinstance(node, list):
+            for v in node:
+                walk(v, key)
+        elif isinstance(node, (int, float)) and "flop" in key:
+            rates.append(node if "gflop" in key else node / 1e9)
+
+    try:
+        walk(json.load(open(path)))
+    except ValueError:
+        pass
+    return path, (max(rates) if rates else None)
+
+
+def median_spread(runs, warmup):
+    """Median over runs of each run's median step time after the warm-up,
+    and the min and max of those per-run medians."""
+    per_run = [statistics.median(times[warmup:] or times) for times in runs]
+    return statistics.median(per_run), min(per_run), max(per_run)
+
+
+def fmt_ms(seconds):
+    return "%.1f" % (seconds * 1e3) if seconds is not None else "n/a"
+
+
+def cmd_run(out):
+    o = options()
+    os.environ.update(THREAD_ENV)
+    torch, np = torch_setup()
+    pipecc = os.environ.get("PIPECC") or os.path.join(ROOT, "build", "bin",
+                                                      "pipecc")
+    os.makedirs(out, exist_ok=True)
+    lines = []
+
+    def say(text=""):
+        print(text, flush=True)
+        lines.append(text)
+
+    cores = os.cpu_count() or 1
+    say("# pipecc vs PyTorch on this CPU (scripts/bench-cpu.sh)")
+    say()
+    say("torch %s, %d cores, load average at start %s; pipecc %s; files in "
+        "%s" % (torch.__version__, cores,
+                open("/proc/loadavg").read().split()[:3], pipecc, out))
+    say("%d steps per run (%d warm-up), %d repeats, M=%d, SGD lr %g, one "
+        "thread per rank" % (o["steps"], o["warmup"], o["repeats"],
+                             o["microbatches"], o["lr"]))
+    if not os.access(pipecc, os.X_OK):
+        say("pipecc not built (%s): pipecc rows are n/a" % pipecc)
+        pipecc = None
+    profile, profile_rate = (pipecc_profile(pipecc, out) if pipecc
+                             else (None, None))
+    say("pipecc profile: %s" % ("%s (best matmul %s GFLOP/s)" % (
+        profile, "%.1f" % profile_rate if profile_rate else "n/a")
+        if profile else "n/a"))
+
+    results = {}
+    extra = {}
+    for model in o["models"]:
+        spec = model_spec(o, model)
+        folder = os.path.join(out, model)
+        os.makedirs(folder, exist_ok=True)
+        json.dump(spec, open(os.path.join(folder, "spec.json"), "w"))
+        full = write_model(torch, np, spec, folder)
+        inputs = load_data(np, os.path.join(folder, "data"), model)
+        example = (torch.from_numpy(inputs[0]),)
+        shapes = gemm_shapes(torch, full, example, 1, model == "mlp")
+        flops = sum(2.0 * r * k * n * (3 if g else 2)
+                    for r, k, n, g in shapes)
+        flops_source = "model_flops.py's rule over the Linear layers"
+        counted = subprocess.run(
+            [sys.executable, os.path.join(ROOT, "scripts", "model_flops.py"),
+             os.path.join(folder, "model.onnx")], capture_output=True,
+            text=True)
+        try:
+            counted = json.loads(counted.stdout)
+            # The exporter hides 3-D Linear weights behind a Transpose, which
+            # model_flops.py does not follow: use it when it sees them all.
+            if counted["matmuls"] == len(shapes):
+                flops = counted["flops_per_sample"] * spec["batch"]
+                flops_source = "scripts/model_flops.py"
+        except (ValueError, KeyError):
+            pass
+        peaks = {}
+        for m in sorted({1, o["microbatches"]}):
+            rate, _ = sgemm_peak(torch, gemm_shapes(torch, full, example, m,
+                                                    model == "mlp"),
+                                 0.1 if o["quick"] else 0.3)
+            peaks[m] = max(rate, profile_rate or 0)
+        extra[model] = {"flops": flops, "flops_source": flops_source,
+                        "peaks": peaks, "profiled": bool(profile_rate)}
+        features = None
+        # Compile every pipecc configuration first, then run the repeats
+        # round-robin over the configurations, so that a change in the
+        # machine's load falls on every runner alike.
+        rows = [row for row in configs(o) if row[0] == model]
+        for row in rows:
+            _, runner, p, m, schedule = row
+            entry = {"runs": [], "losses": None, "error": None,
+                     "prefix": os.path.join(out, "runs", config_name(*row))}
+            results[row] = entry
+            if runner != "pipecc":
+                continue
+            if not pipecc:
+                entry["error"] = "not built"
+                continue
+            entry["binary"] = os.path.join(out, "build", config_name(*row))
+            error = pipecc_compile(o, pipecc, folder, model, p, m, schedule,
+                                   entry["binary"], profile)
+            if error:
+                entry["error"] = error
+                continue
+            manifest = json.load(open(os.path.join(entry["binary"],
+                                                   "pipeline.json")))
+            entry["predicted"] = manifest.get("prediction", {}).get(
+                "predicted_step_s")
+            entry["arena"] = [r.get("arena_bytes") for r in manifest.get(
+                "memory_plan", {}).get("ranks", [])]
+            features = features or launch_features(
+                os.path.join(entry["binary"], "launch"))
+        os.makedirs(os.path.join(out, "runs"), exist_ok=True)
+        for i in range(o["repeats"]):
+            for row in rows:
+                _, runner, p, m, schedule = row
+                entry = results[row]
+                if entry["error"]:
+                    continue
+                print("run %d/%d: %s" % (i + 1, o["repeats"],
+                                         config_name(*row)),
+                      file=sys.stderr, flush=True)
+                prefix = "%s.%d" % (entry["prefix"], i)
+                try:
+                    if runner == "pipecc":
+                        result = pipecc_run(o, entry["binary"],
+                                            spec["batch"], folder, features,
+                                            prefix + ".log")
+                    else:
+                        result = torch_run(o, folder, runner, p, m, schedule,
+                                           prefix)
+                except subprocess.TimeoutExpired:
+                    result = "timeout (%s.*)" % prefix
+                if isinstance(result, str):
+                    entry["error"] = result
+                    continue
+                entry["runs"].append(result[0])
+                entry["losses"] = result[1]
+                if runner == "pipecc":
+                    entry["memory"], entry["timers"] = result[2], result[3]
+        if features:
+            extra[model]["features"] = features
+        # The models done so far, in case a later one is stopped.
+        partial = list(lines)
+        report(o, results, extra, cores,
+               lambda text="": partial.append(text))
+        write_table(out, partial)
+    report(o, results, extra, cores, say)
+    say()
+    say("load average at end: %s" % open("/proc/loadavg").read().split()[:3])
+    write_table(out, lines)
+    print("table written to %s" % os.path.join(out, "table.md"))
+
+
+def write_table(out, lines):
+    path = os.path.join(out, "table.md")
+    with open(path + ".tmp", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(path + ".tmp", path)
+
+
+def report(o, results, extra, cores, say):
+    w = o["warmup"]
+    for model in extra:
+        x = extra[model]
+        rows = [(k, v) for k, v in results.items() if k[0] == model]
+        say()
+        say("## %s" % model)
+        say()
+        say("model FLOPs per step %.3f GFLOP (%s); single-core sgemm peak "
+            "over the model's matmul shapes (torch.mm%s, best): %s"
+            % (x["flops"] / 1e9, x["flops_source"],
+               " and pipecc profile" if x["profiled"] else "",
+               ", ".join("M=%d %.1f GFLOP/s" % (m, r)
+                         for m, r in sorted(x["peaks"].items()))))
+        say()
+        say("| runner | P | M | schedule | median ms | spread ms (min-max) "
+            "| pipecc/PyTorch | GFLOP/s | % of peak x min(P, cores) "
+            "| predicted ms | measured/predicted |")
+        say("|---|---|---|---|---|---|---|---|---|---|---|")
+        medians = {}
+        for (m_, runner, p, m, schedule), e in rows:
+            if e["runs"]:
+                medians[(runner, p, m, schedule)] = median_spread(e["runs"],
+                                                                  w)
+        for (m_, runner, p, m, schedule), e in rows:
+            stats = medians.get((runner, p, m, schedule))
+            if not stats:
+                say("| %s | %d | %d | %s | n/a (%s) | | | | | | |"
+                    % (runner, p, m, schedule, e["error"] or "no steps"))
+                continue
+            med, lo, hi = stats
+            ratio = "n/a"
+            if runner == "pipecc":
+                peer = ("eager", 1, m, "-") if p == 1 else \
+                    ("torch", p, m, schedule)
+                if peer in medians:
+                    ratio = "%.2f" % (med / medians[peer][0])
+            gflops = x["flops"] / med / 1e9
+            peak = x["peaks"].get(m) or x["peaks"].get(o["microbatches"])
+            predicted = e.get("predicted")
+            spread = "%s-%s" % (fmt_ms(lo), fmt_ms(hi))
+            if len(e["runs"]) < o["repeats"]:
+                spread += " (%d of %d runs: %s)" % (
+                    len(e["runs"]), o["repeats"], e["error"])
+            say("| %s | %d | %d | %s | %s | %s | %s | %.1f | %.0f%% | %s "
+                "| %s |" % (runner, p, m, schedule, fmt_ms(med), spread,
+                            ratio, gflops,
+                            100 * gflops / (peak * min(p, cores)),
+                            fmt_ms(predicted) if runner == "pipecc" else "",
+                            "%.2f" % (med / predicted) if predicted else ""))
+        say()
+        say("Losses (mean over the batch): step 1 and step %d" % o["steps"])
+        say()
+        # The reference: eager at M = 1, else the first runner with losses.
+        ref, ref_name = next(
+            ((e["losses"][0], "%s P=%d M=%d" % (r, p, m))
+             for (m_, r, p, m, s), e in sorted(
+                 rows, key=lambda row: row[0][1:3] != ("eager", 1))
+             if e["losses"]), (None, "n/a"))
+        say("| runner | P | M | schedule | step 1 | step %d | step 1 - %s |"
+            % (o["steps"], ref_name))
+        say("|---|---|---|---|---|---|---|")
+        for (m_, runner, p, m, schedule), e in rows:
+            ls = e["losses"]
+            if not ls:
+                say("| %s | %d | %d | %s | n/a | n/a | |"
+                    % (runner, p, m, schedule))
+                continue
+            say("| %s | %d | %d | %s | %.6f | %.6f | %s |"
+                % (runner, p, m, schedule, ls[0], ls[-1],
+                   "%.1e" % (ls[0] - ref) if ref is not None else "n/a"))
+        say()
+        say("pipecc per rank: buffer plan (pipeline.json memory_plan "
+            "arena_bytes) beside measured peak resident memory "
+            "(`out/launch --memory`)")
+        say()
+        say("| P | M | schedule | rank | plan MiB | peak RSS MiB |")
+        say("|---|---|---|---|---|---|")
+        for (m_, runner, p, m, schedule), e in rows:
+            if runner != "pipecc" or "arena" not in e:
+                continue
+            memory = e.get("memory") or {}
+            for rank in range(p):
+                plan = e["arena"][rank] if rank < len(e["arena"]) else None
+                peak = memory.get(rank, (None, None))[1]
+                say("| %d | %d | %s | %d | %s | %s |" % (
+                    p, m, schedule, rank,
+                    "%.1f" % (plan / 2**20) if plan else "n/a",
+                    "%.1f" % (peak / 2**20) if peak else "n/a"))
+        features = x.get("features", {})
+        say()
+        say("pipecc `out/launch --timers` (time split, sgemm GFLOP/s), last "
+            "run of each configuration:%s" % (
+                "" if features.get("--timers") else " n/a"))
+        for (m_, runner, p, m, schedule), e in rows:
+            timers = e.get("timers")
+            if runner != "pipecc" or not features.get("--timers"):
+                continue
+            say()
+            say("P=%d M=%d %s: %s" % (p, m, schedule, "" if timers else
+                                      "n/a (nothing printed)"))
+            if timers:
+                # The last lines (the last step's, where printed per step);
+                # the log has them all.
+                shown = timers[-4 * p:]
+                rates = [float(r) for line in shown
+                         for r in GFLOPS.findall(line)]
+                say("```")
+                for line in shown:
+                    say(line)
+                say("```")
+                if len(shown) < len(timers):
+                    say("(last %d of %d lines; all in runs/%s.*.log)" % (
+                        len(shown), len(timers),
+                        config_name(model, runner, p, m, schedule)))
+                peak = x["peaks"].get(m)
+                say("sgemm GFLOP/s reported: %s" % (
+                    ", ".join("%.1f (%.0f%% of peak)" % (r, 100 * r / peak)
+                              for r in rates) if rates else "n/a"))
+        if not features.get("--threads"):
+            say()
+            say("(`out/launch --threads` n/a: OPENBLAS_NUM_THREADS=1 sets "
+                "one thread per rank)")
+
+
+def main():
+    if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return 0
+    command, args = sys.argv[1], sys.argv[2:]
+    try:
+        if command == "plan":
+            cmd_plan()
+        elif command == "run" and len(args) == 1:
+            cmd_run(args[0])
+        elif command == "eager":
+            cmd_eager(args)
+        elif command == "pipelining":
+            cmd_pipelining(args)
+        else:
+            print("bench-cpu: error: unknown subcommand '%s' (plan, run OUT, "
+                  "eager, pipelining)" % command, file=sys.stderr)
+            return 2
+    except OptionError as error:
+        print("bench-cpu: error: %s" % error, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
