@@ -66,12 +66,17 @@ void pipecc::buildStageBufferizationPipeline(OpPassManager &pm) {
   bufferization::BufferResultsToOutParamsOpts outParams;
   outParams.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // Weight-gradient out-params are the accumulators: add, don't overwrite.
+  pm.addPass(createAccumulateGradients());
   bufferization::buildBufferDeallocationPipeline(pm, {});
 }
 
 void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
                                       const CPULoweringOptions &options) {
   buildStageBufferizationPipeline(pm);
+  // Temporaries at planned offsets of one static workspace, not malloc'd
+  // per call; before MatmulToBlas (see PlanStageWorkspace.cpp).
+  pm.addPass(createPlanStageWorkspace());
   // After deallocation: see MatmulToBlas.cpp.
   pm.addPass(createMatmulToBlas());
   // Bounded functions keep LLVM's optimisation linear in the op count.

@@ -33,9 +33,11 @@ extern "C" {
  * layout, or a function the generated code calls changes its signature
  * (2: micro-batch argument of pipecc_rt_report_loss; 3: slots and offset of
  * a buffer, arena_bytes and target of a program; 4: the step calls
- * pipecc_rt_trace_begin / pipecc_rt_trace_end around its compute actions);
+ * pipecc_rt_trace_begin / pipecc_rt_trace_end around its compute actions;
+ * 5: stage functions add weight gradients into the accumulator, and the
+ * step calls pipecc_rt_check_gradient on it);
  * pipecc_rt_main refuses a program built for another version. */
-#define PIPECC_RT_ABI_VERSION 4
+#define PIPECC_RT_ABI_VERSION 5
 
 /*===----------------------------------------------------------------------===*
  * The program description the compiler emits for each rank
@@ -362,6 +364,14 @@ void pipecc_rt_report_loss_count_at(pipecc_rt_context *ctx,
 void pipecc_rt_accumulate_gradient(pipecc_rt_context *ctx,
                                    int64_t gradient_buffer_id,
                                    int64_t microbatch, const float *src);
+
+/* Checks gradient buffer `gradient_buffer_id` after the step's last stage
+ * call that adds into it (generated code whose stage functions accumulate
+ * in place calls it once per step): an inf or nan ends the job naming the
+ * step, the parameter and the element, before any weights are updated or
+ * saved. */
+void pipecc_rt_check_gradient(pipecc_rt_context *ctx,
+                              int64_t gradient_buffer_id);
 
 /* SGD over every gradient buffer of this rank:
  *   param -= lr * gradient_scale * gradient
