@@ -519,6 +519,7 @@ llvm::json::Value codegen::memoryPlanToJSON(ArrayRef<RankMemoryPlan> ranks,
         {"microbatches_in_flight", activationsInFlight(rank)},
         {"bytes", std::move(bytes)},
         {"arena_bytes", rank.plan.arenaBytes},
+        {"stage_workspace_bytes", rank.stageWorkspaceBytes},
         {"buffers", std::move(buffers)}});
   }
   return llvm::json::Object{

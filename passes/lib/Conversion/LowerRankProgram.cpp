@@ -734,12 +734,12 @@ void RankHostBuilder::buildProgramConstant() {
   }
 
   // {abi_version, rank, num_ranks, microbatches, microbatch_size, default_lr,
-  //  gradient_scale, flags, num_buffers, buffers, step, arena_bytes, target};
-  // LLVM pads it like C.
+  //  gradient_scale, flags, num_buffers, buffers, step, arena_bytes, target,
+  //  stage_workspace_bytes}; LLVM pads it like C.
   b.setInsertionPointToEnd(module.getBody());
   auto programType = LLVM::LLVMStructType::getLiteral(
       ctx, {i32, i32, i32, i32, i64, f32, f32, i32, i64, ptrType, ptrType, i64,
-            ptrType});
+            ptrType, i64});
   auto programGlobal = b.create<LLVM::GlobalOp>(
       loc, programType, /*isConstant=*/true, LLVM::Linkage::Internal,
       "pipecc_program", Attribute());
@@ -772,6 +772,9 @@ void RankHostBuilder::buildProgramConstant() {
   // 0: the runtime sizes the arena.
   insert(constI64(ib, placement.empty() ? 0 : arenaBytes), 11);
   insert(ib.create<LLVM::AddressOfOp>(loc, ptrType, "pipecc_target"), 12);
+  // The stage functions' static workspace (pipecc-plan-stage-workspace).
+  auto workspace = module->getAttrOfType<IntegerAttr>(attrs::kWorkspaceBytes);
+  insert(constI64(ib, workspace ? workspace.getInt() : 0), 13);
   ib.create<LLVM::ReturnOp>(loc, program);
 
   b.setInsertionPointToEnd(module.getBody());

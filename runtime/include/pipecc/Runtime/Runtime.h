@@ -34,8 +34,9 @@ extern "C" {
  * (2: micro-batch argument of pipecc_rt_report_loss; 3: slots and offset of
  * a buffer, arena_bytes and target of a program; 4: the step calls
  * pipecc_rt_trace_begin / pipecc_rt_trace_end around its compute actions;
- * 5: stage functions add weight gradients into the accumulator, and the
- * step calls pipecc_rt_check_gradient on it);
+ * 5: stage functions add weight gradients into the accumulator, the step
+ * calls pipecc_rt_check_gradient on it, and a program says its
+ * stage_workspace_bytes);
  * pipecc_rt_main refuses a program built for another version. */
 #define PIPECC_RT_ABI_VERSION 5
 
@@ -173,6 +174,10 @@ typedef struct pipecc_rt_rank_program {
   /* The target the program was compiled for: "cpu" or "cuda" (NULL means
    * "cpu"); a runtime built for another target refuses it. */
   const char *target;
+  /* Bytes of the static workspace holding the stage functions'
+   * temporaries (a zero-initialised global of the executable, outside the
+   * arena); 0 when they have none. */
+  int64_t stage_workspace_bytes;
 } pipecc_rt_rank_program;
 
 /*===----------------------------------------------------------------------===*
