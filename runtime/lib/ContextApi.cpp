@@ -519,6 +519,42 @@ void pipecc_rt_accumulate_gradient(pipecc_rt_context *ctx,
   });
 }
 
+void pipecc_rt_check_gradient(pipecc_rt_context *ctx,
+                              int64_t gradient_buffer_id) {
+  guardCall([&] {
+    pipecc_rt_context &c = checked(ctx);
+    BufferStorage &storage = c.buffer(gradient_buffer_id);
+    if (storage.desc->role != PIPECC_RT_ROLE_GRADIENT)
+      fail("check_gradient: ", c.bufferLabel(gradient_buffer_id),
+           " is not a gradient");
+    int64_t count =
+        storage.desc->bytes / static_cast<int64_t>(sizeof(float));
+    std::vector<float> copy;
+    const float *values = reinterpret_cast<const float *>(storage.memory);
+    if (!c.device->isHost()) {
+      copy.resize(count);
+      c.device->copyToHost(copy.data(), storage.memory,
+                           count * static_cast<int64_t>(sizeof(float)));
+      values = copy.data();
+    }
+    // Exponent bits all ones: inf or nan; an OR over the loop vectorizes,
+    // the search runs only on failure.
+    uint32_t nonFinite = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, &values[i], sizeof bits);
+      nonFinite |= (bits & 0x7f800000u) == 0x7f800000u;
+    }
+    if (!nonFinite)
+      return;
+    int64_t bad = findNonFinite(values, count);
+    fail("step ", c.stepIndex + 1, ": the gradient of '",
+         c.program->buffers[storage.desc->parameter_id].name,
+         "' summed over the micro-batches is ", nonFiniteName(values[bad]),
+         " at element ", bad, "; training stopped, nothing saved");
+  });
+}
+
 void pipecc_rt_optimizer_step(pipecc_rt_context *ctx) {
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);

@@ -448,13 +448,17 @@ void writeTrace(pipecc_rt_context &ctx, const std::string &schedule) {
 void reportMemory(pipecc_rt_context &ctx) {
   Transport &transport = *ctx.transport;
   char line[512];
+  // The stage workspace is a static buffer of the executable, beside the
+  // arena (both from the compiler's plan).
   std::snprintf(line, sizeof line,
-                "memory rank %d: arena %lld bytes (%s) peak %lld bytes (%s)\n",
+                "memory rank %d: arena %lld bytes (%s) peak %lld bytes (%s) "
+                "stage workspace %lld bytes\n",
                 transport.rank(), static_cast<long long>(ctx.layout.bytes),
                 ctx.layout.planned ? "planned" : "runtime layout",
                 static_cast<long long>(ctx.device->peakMemoryBytes()),
                 ctx.device->isHost() ? "host peak resident set"
-                                     : ctx.device->name());
+                                     : ctx.device->name(),
+                static_cast<long long>(ctx.program->stage_workspace_bytes));
   printInRankOrder(transport, line);
 }
 

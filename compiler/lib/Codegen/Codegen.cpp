@@ -329,6 +329,16 @@ LogicalResult codegen::emitPipeline(
       planPipelineMemory(pipelineModule, memorySettings);
   if (failed(memoryPlan))
     return failure();
+  // The stage workspace each rank's lowering planned.
+  for (const OwningOpRef<ModuleOp> &rankModule : rankModules) {
+    int64_t rank =
+        (*rankModule)->getAttrOfType<IntegerAttr>(attrs::kRank).getInt();
+    auto bytes =
+        (*rankModule)->getAttrOfType<IntegerAttr>(attrs::kWorkspaceBytes);
+    for (RankMemoryPlan &plan : *memoryPlan)
+      if (plan.rank == rank && bytes)
+        plan.stageWorkspaceBytes = bytes.getInt();
+  }
   manifest["memory_plan"] = memoryPlanToJSON(*memoryPlan, memorySettings);
   std::string error;
   if (!outputDir.writeFile("pipeline.json",

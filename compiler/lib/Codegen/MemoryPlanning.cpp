@@ -3,6 +3,7 @@
 // the manifest and by --memory-plan.
 #include "pipecc/Compiler/MemoryPlanning.h"
 
+#include "pipecc/Conversion/StageAbi.h"
 #include "pipecc/Dialect/Pipeline/PipelineOps.h"
 #include "pipecc/Passes/Attributes.h"
 
@@ -162,13 +163,17 @@ LogicalResult RecordCollector::collectFunction(func::FuncOp func) {
       continue;
     }
     bool accumulated = false;
-    if (auto params = func.getResultAttrOfType<ArrayAttr>(i, attrs::kParamGrad))
+    auto params = func.getResultAttrOfType<ArrayAttr>(i, attrs::kParamGrad);
+    if (params)
       for (auto param : params.getAsValueRange<StringAttr>()) {
         parameterBuffer(param, type, /*isTrainable=*/true);
         call.writes.push_back(gradientOfParam.find(param)->second);
         accumulated = true;
       }
-    if (accumulated && !readTensors.contains(name.getValue()))
+    bool read = readTensors.contains(name.getValue());
+    if (accumulated && accumulatesInPlace(params.size(), read))
+      continue; // The function adds into the accumulator itself.
+    if (accumulated && !read)
       call.writes.push_back(add(name.getValue(), BufferKind::Workspace,
                                 activationBytes(type), false));
     else
@@ -514,6 +519,7 @@ llvm::json::Value codegen::memoryPlanToJSON(ArrayRef<RankMemoryPlan> ranks,
         {"microbatches_in_flight", activationsInFlight(rank)},
         {"bytes", std::move(bytes)},
         {"arena_bytes", rank.plan.arenaBytes},
+        {"stage_workspace_bytes", rank.stageWorkspaceBytes},
         {"buffers", std::move(buffers)}});
   }
   return llvm::json::Object{

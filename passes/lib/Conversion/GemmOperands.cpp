@@ -6,6 +6,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
 
@@ -43,7 +44,20 @@ GemmOperand unpackGemmOperand(OpBuilder &b, Location loc, Value memref) {
   int64_t elementBytes = type.getElementTypeBitWidth() / 8;
   auto metadata = b.create<memref::ExtractStridedMetadataOp>(loc, memref);
   Type i64 = b.getI64Type();
-  Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
+  // The aligned pointer of a view-like op is its source's, except that a
+  // memref.view adds its byte shift (the stage workspace's temporaries are
+  // views); expand-strided-metadata folds the pointer of any view-like op to
+  // its source's and would drop that shift, so it is added here from the
+  // root of the chain.
+  Value root = memref;
+  Value shift = b.create<arith::ConstantIndexOp>(loc, 0);
+  while (auto viewLike = root.getDefiningOp<ViewLikeOpInterface>()) {
+    if (auto view = dyn_cast<memref::ViewOp>(viewLike.getOperation()))
+      shift = b.create<arith::AddIOp>(loc, shift, view.getByteShift());
+    root = viewLike.getViewSource();
+  }
+  Value base = b.create<arith::AddIOp>(
+      loc, b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, root), shift);
   Value bytes = b.create<arith::MulIOp>(
       loc, metadata.getOffset(),
       b.create<arith::ConstantIndexOp>(loc, elementBytes));

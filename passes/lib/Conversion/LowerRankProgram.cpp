@@ -66,6 +66,9 @@ struct StageCall {
   /// For each result: the gradient buffers it is added into (one value can
   /// be the gradient of several parameters).
   SmallVector<SmallVector<int64_t, 1>> accumulateInto;
+  /// Gradient accumulators the function adds into itself; the step checks
+  /// each once its last contribution is in.
+  SmallVector<int64_t, 4> checkGradients;
   int lossResult = -1;
   /// The label count of a counted-mean loss (the loss result is then a sum).
   int lossCountResult = -1;
@@ -110,6 +113,10 @@ private:
     return ob.create<LLVM::ConstantOp>(loc, i32, ob.getI32IntegerAttr(v));
   }
   Value call(OpBuilder &ob, StringRef callee, ArrayRef<Value> args);
+  /// In-place gradient accumulators by the action adding into them last
+  /// in the step: the runtime checks them for inf and nan there.
+  DenseMap<Operation *, SmallVector<int64_t>>
+  lastGradientContributions(pipeline::ProgramOp program);
   LogicalResult buildStep(pipeline::ProgramOp program);
   LogicalResult emitStageCall(OpBuilder &ob, Value context,
                               const StageCall &stage, int64_t microbatch);
@@ -350,6 +357,18 @@ LogicalResult RankHostBuilder::collect(LLVM::LLVMFuncOp func,
         accumulate.push_back(grad->second);
       }
     FailureOr<int64_t> id;
+    if (binding.get(attrs::kAbiAccumulate)) {
+      // The function adds into the accumulator itself (one parameter, see
+      // pipecc::accumulatesInPlace): its out-param is the accumulator.
+      if (accumulate.size() != 1 || readTensors.contains(name.getValue()))
+        return func.emitError("result ")
+               << i << " accumulates in place but is not the unread "
+               << "gradient of exactly one parameter";
+      stage.resultBuffers.push_back(accumulate.front());
+      stage.accumulateInto.emplace_back();
+      stage.checkGradients.push_back(accumulate.front());
+      continue;
+    }
     if (!accumulate.empty() && !readTensors.contains(name.getValue()))
       // Only added into the accumulators: one scratch copy suffices.
       id = addBuffer(name.getValue(), PIPECC_RT_ROLE_SCRATCH, type, false,
@@ -388,6 +407,7 @@ void RankHostBuilder::declareRuntime() {
   declare("pipecc_rt_recv", voidType, {ptrType, i64, i64, i32, i32});
   declare("pipecc_rt_accumulate_gradient", voidType,
           {ptrType, i64, i64, ptrType});
+  declare("pipecc_rt_check_gradient", voidType, {ptrType, i64});
   declare("pipecc_rt_report_loss_at", voidType, {ptrType, i64, ptrType});
   declare("pipecc_rt_report_loss_count_at", voidType, {ptrType, i64, ptrType});
   declare("pipecc_rt_allreduce_sum_f32", voidType,
@@ -518,6 +538,33 @@ std::optional<TracedCompute> tracedCompute(Operation *action) {
       .Default([](Operation *) { return std::nullopt; });
 }
 
+DenseMap<Operation *, SmallVector<int64_t>>
+RankHostBuilder::lastGradientContributions(pipeline::ProgramOp program) {
+  DenseMap<int64_t, Operation *> last;
+  for (Operation &action : program.getBody().front()) {
+    SmallVector<StringRef, 2> callees;
+    llvm::TypeSwitch<Operation *>(&action)
+        .Case<pipeline::ForwardOp, pipeline::BackwardInputOp,
+              pipeline::BackwardWeightOp>(
+            [&](auto op) { callees.push_back(op.getCallee()); })
+        .Case([&](pipeline::BackwardOp op) {
+          callees.push_back(op.getCallee());
+          if (std::optional<StringRef> weight = op.getWeight())
+            callees.push_back(*weight);
+        });
+    for (StringRef callee : callees)
+      if (auto it = stageCalls.find(callee); it != stageCalls.end())
+        for (int64_t gradient : it->second.checkGradients)
+          last[gradient] = &action;
+  }
+  DenseMap<Operation *, SmallVector<int64_t>> checks;
+  for (auto [gradient, action] : last)
+    checks[action].push_back(gradient);
+  for (auto &entry : checks)
+    llvm::sort(entry.second);
+  return checks;
+}
+
 LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
   b.setInsertionPointToEnd(module.getBody());
   auto step = b.create<LLVM::LLVMFuncOp>(
@@ -563,6 +610,8 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
           constI32(ob, static_cast<int32_t>(peer)), constI32(ob, tag->second)});
     return success();
   };
+  DenseMap<Operation *, SmallVector<int64_t>> gradientChecks =
+      lastGradientContributions(program);
   for (Operation &action : program.getBody().front()) {
     std::optional<TracedCompute> traced =
         tracedCompute(&action);
@@ -610,6 +659,8 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
       return failure();
     if (traced)
       call(ob, "pipecc_rt_trace_end", {context});
+    for (int64_t gradient : gradientChecks.lookup(&action))
+      call(ob, "pipecc_rt_check_gradient", {context, constI64(ob, gradient)});
   }
   ob.create<LLVM::ReturnOp>(loc, ValueRange());
   return success();
@@ -683,12 +734,12 @@ void RankHostBuilder::buildProgramConstant() {
   }
 
   // {abi_version, rank, num_ranks, microbatches, microbatch_size, default_lr,
-  //  gradient_scale, flags, num_buffers, buffers, step, arena_bytes, target};
-  // LLVM pads it like C.
+  //  gradient_scale, flags, num_buffers, buffers, step, arena_bytes, target,
+  //  stage_workspace_bytes}; LLVM pads it like C.
   b.setInsertionPointToEnd(module.getBody());
   auto programType = LLVM::LLVMStructType::getLiteral(
       ctx, {i32, i32, i32, i32, i64, f32, f32, i32, i64, ptrType, ptrType, i64,
-            ptrType});
+            ptrType, i64});
   auto programGlobal = b.create<LLVM::GlobalOp>(
       loc, programType, /*isConstant=*/true, LLVM::Linkage::Internal,
       "pipecc_program", Attribute());
@@ -721,6 +772,9 @@ void RankHostBuilder::buildProgramConstant() {
   // 0: the runtime sizes the arena.
   insert(constI64(ib, placement.empty() ? 0 : arenaBytes), 11);
   insert(ib.create<LLVM::AddressOfOp>(loc, ptrType, "pipecc_target"), 12);
+  // The stage functions' static workspace (pipecc-plan-stage-workspace).
+  auto workspace = module->getAttrOfType<IntegerAttr>(attrs::kWorkspaceBytes);
+  insert(constI64(ib, workspace ? workspace.getInt() : 0), 13);
   ib.create<LLVM::ReturnOp>(loc, program);
 
   b.setInsertionPointToEnd(module.getBody());

@@ -66,6 +66,8 @@ void pipecc::buildStageBufferizationPipeline(OpPassManager &pm) {
   bufferization::BufferResultsToOutParamsOpts outParams;
   outParams.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // Weight-gradient out-params are the accumulators: add, don't overwrite.
+  pm.addPass(createAccumulateGradients());
   bufferization::buildBufferDeallocationPipeline(pm, {});
 }
 
@@ -75,6 +77,9 @@ void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
   // Issue 10 (fused element-wise loops): a ReLU/GELU backward loop adds the
   // bias gradient as it stores dL/dz (one pass over the matrix, not two).
   pm.addNestedPass<func::FuncOp>(createFuseColumnSums());
+  // Temporaries at planned offsets of one static workspace, not malloc'd
+  // per call; before MatmulToBlas (see PlanStageWorkspace.cpp).
+  pm.addPass(createPlanStageWorkspace());
   // After deallocation: see MatmulToBlas.cpp.
   pm.addPass(createMatmulToBlas());
   // Bounded functions keep LLVM's optimisation linear in the op count.

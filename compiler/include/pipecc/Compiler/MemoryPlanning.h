@@ -55,6 +55,10 @@ struct RankMemoryPlan {
   size_t tableBuffers = 0;
   std::vector<memory::ActionRecord> actions;
   memory::MemoryPlan plan;
+  /// Bytes of the static workspace of the rank's stage-function
+  /// temporaries (pipecc-plan-stage-workspace; a global of the executable,
+  /// beside the arena); known once the rank is lowered, else 0.
+  int64_t stageWorkspaceBytes = 0;
 };
 
 /// The stage functions `program`'s compute actions call, by symbol, in

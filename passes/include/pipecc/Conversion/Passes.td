@@ -139,6 +139,64 @@ def SplitEmptyTensors : Pass<"pipecc-split-empty-tensors",
                            "::mlir::tensor::TensorDialect"];
 }
 
+def AccumulateGradients : Pass<"pipecc-accumulate-gradients",
+                               "::mlir::ModuleOp"> {
+  let summary = "Stage functions add weight gradients into the accumulator";
+  let description = [{
+    Runs after buffer-results-to-out-params. A stage function result that is
+    the gradient of exactly one parameter and that no action of the rank
+    reads (`pipecc::accumulatesInPlace`) is the parameter's gradient
+    accumulator: the function adds into the out-param instead of
+    overwriting it, and its `pipeline.stage_abi` result binding gets
+    `accumulate`, which the host program honours by passing the
+    accumulator (the runtime zeroes it once per step). A zero fill followed
+    only by ops that add into the buffer (matmuls, whose sgemm then runs
+    with beta = 1, and sum reductions) loses the fill; any other producer
+    writes a temporary that one loop adds into the accumulator.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numAccumulated", "accumulated-results",
+              "Gradient results accumulated in place">,
+    Statistic<"numFillsDropped", "zero-fills-dropped",
+              "Zero fills dropped (the producers add into the accumulator)">,
+    Statistic<"numAddLoops", "add-loops",
+              "Gradients written to a temporary and added by a loop">,
+  ];
+}
+
+def PlanStageWorkspace : Pass<"pipecc-plan-stage-workspace",
+                              "::mlir::ModuleOp"> {
+  let summary = "Places every static temporary of the stage functions in "
+                "one workspace planned at compile time";
+  let description = [{
+    Runs after bufferization, before buffer deallocation. Every
+    `memref.alloc` of static shape in a function becomes a `memref.view` at
+    a compile-time offset of one module-level workspace
+    (`memref.global @pipecc_stage_workspace`, 64-byte aligned, in the
+    executable's zero-initialised data): offsets are 64-byte aligned and
+    temporaries whose lifetimes (first to last use of the buffer or any of
+    its aliases, in the function's op order) are disjoint share bytes. A
+    rank runs one stage function at a time, so all functions share the
+    workspace, sized by the largest; its size is recorded on the module as
+    `pipeline.workspace_bytes`. Nothing is freed: deallocation then finds no
+    allocation. Allocations of dynamic shape, or in functions with more than
+    one block, stay heap allocations and are counted.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numPlanned", "planned-allocs",
+              "Allocations placed in the workspace">,
+    Statistic<"numUnplanned", "unplanned-allocs",
+              "Allocations left on the heap (dynamic shape or control flow)">,
+    Statistic<"workspaceBytes", "workspace-bytes",
+              "Bytes of the workspace (the largest function's plan)">,
+  ];
+}
+
 def ApproximateMath : Pass<"pipecc-approximate-math", "::mlir::ModuleOp"> {
   let summary = "Replaces f32 math.exp, math.erf and math.tanh by inline "
                 "polynomials";

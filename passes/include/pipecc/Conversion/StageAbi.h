@@ -18,6 +18,24 @@ inline constexpr llvm::StringLiteral kAbiResults = "results";
 inline constexpr llvm::StringLiteral kAbiType = "type";
 inline constexpr llvm::StringLiteral kAbiNumClasses = "num_classes";
 inline constexpr llvm::StringLiteral kAbiIgnoreIndex = "ignore_index";
+/// On a result binding (pipecc-accumulate-gradients): the function adds the
+/// gradient into the buffer it is given, the parameter's accumulator.
+inline constexpr llvm::StringLiteral kAbiAccumulate = "accumulate";
+/// On a rank module (pipecc-plan-stage-workspace): the bytes of the
+/// workspace holding the stage functions' temporaries.
+inline constexpr llvm::StringLiteral kWorkspaceBytes =
+    "pipeline.workspace_bytes";
 } // namespace pipecc::attrs
+
+namespace pipecc {
+/// Whether a stage function result that is the gradient of
+/// `numParameters` parameters is added into the accumulator by the function
+/// itself (rather than written to scratch and added by the runtime): one
+/// parameter, and no action of the rank reads the tensor. The lowering, the
+/// host program and the memory plan all decide by this rule.
+inline bool accumulatesInPlace(size_t numParameters, bool readByRank) {
+  return numParameters == 1 && !readByRank;
+}
+} // namespace pipecc
 
 #endif // PIPECC_CONVERSION_STAGEABI_H

@@ -35,9 +35,12 @@ extern "C" {
  * a buffer, arena_bytes and target of a program; 4: the step calls
  * pipecc_rt_trace_begin / pipecc_rt_trace_end around its compute actions;
  * 5: a rank object compiled beyond the baseline CPU calls
- * pipecc_rt_require_cpu_features, CpuFeatures.h, before main);
+ * pipecc_rt_require_cpu_features, CpuFeatures.h, before main; 6: stage
+ * functions add weight gradients into the accumulator, the step calls
+ * pipecc_rt_check_gradient on it, and a program says its
+ * stage_workspace_bytes);
  * pipecc_rt_main refuses a program built for another version. */
-#define PIPECC_RT_ABI_VERSION 5
+#define PIPECC_RT_ABI_VERSION 6
 
 /*===----------------------------------------------------------------------===*
  * The program description the compiler emits for each rank
@@ -173,6 +176,10 @@ typedef struct pipecc_rt_rank_program {
   /* The target the program was compiled for: "cpu" or "cuda" (NULL means
    * "cpu"); a runtime built for another target refuses it. */
   const char *target;
+  /* Bytes of the static workspace holding the stage functions'
+   * temporaries (a zero-initialised global of the executable, outside the
+   * arena); 0 when they have none. */
+  int64_t stage_workspace_bytes;
 } pipecc_rt_rank_program;
 
 /*===----------------------------------------------------------------------===*
@@ -370,6 +377,14 @@ void pipecc_rt_report_loss_count_at(pipecc_rt_context *ctx,
 void pipecc_rt_accumulate_gradient(pipecc_rt_context *ctx,
                                    int64_t gradient_buffer_id,
                                    int64_t microbatch, const float *src);
+
+/* Checks gradient buffer `gradient_buffer_id` after the step's last stage
+ * call that adds into it (generated code whose stage functions accumulate
+ * in place calls it once per step): an inf or nan ends the job naming the
+ * step, the parameter and the element, before any weights are updated or
+ * saved. */
+void pipecc_rt_check_gradient(pipecc_rt_context *ctx,
+                              int64_t gradient_buffer_id);
 
 /* SGD over every gradient buffer of this rank:
  *   param -= lr * gradient_scale * gradient
