@@ -3,6 +3,8 @@
 // the manifest and by --memory-plan.
 #include "pipecc/Compiler/MemoryPlanning.h"
 
+#include "pipecc/Conversion/MessageWaits.h"
+
 #include "pipecc/Dialect/Pipeline/PipelineOps.h"
 #include "pipecc/Passes/Attributes.h"
 
@@ -55,6 +57,10 @@ public:
   std::vector<memory::BufferRecord> buffers;
   std::vector<memory::ActionRecord> actions;
   size_t tableBuffers = 0;
+  /// Per program action: how the message wait rule sees it, and its first
+  /// record in `actions` (for the waits the step adds).
+  std::vector<MessageWaitAction> messageView;
+  std::vector<size_t> firstRecordOf;
 
 private:
   struct Call {
@@ -221,6 +227,7 @@ LogicalResult RecordCollector::collect(pipeline::ProgramOp program,
     return (what + "(m" + Twine(mb) + ")").str();
   };
   for (Operation &op : program.getBody().front()) {
+    firstRecordOf.push_back(actions.size());
     LogicalResult result =
         llvm::TypeSwitch<Operation *, LogicalResult>(&op)
             .Case([&](pipeline::ForwardOp f) {
@@ -286,7 +293,19 @@ LogicalResult RecordCollector::collect(pipeline::ProgramOp program,
             });
     if (failed(result))
       return failure();
+    MessageWaitAction &view = messageView.emplace_back();
+    view.kind = llvm::isa<pipeline::SendOp>(op)   ? MessageWaitAction::Send
+                : llvm::isa<pipeline::RecvOp>(op) ? MessageWaitAction::Recv
+                                                  : MessageWaitAction::Other;
+    for (size_t r = firstRecordOf.back(); r < actions.size(); ++r) {
+      view.microbatch = actions[r].microbatch;
+      for (int64_t id : actions[r].uses)
+        view.reads.push_back(buffers[id].name);
+      for (int64_t id : actions[r].defines)
+        view.writes.push_back(buffers[id].name);
+    }
   }
+  firstRecordOf.push_back(actions.size());
   tableBuffers = buffers.size();
 
   // Memory beyond the buffer table: bf16 copies and optimizer state.
@@ -347,6 +366,50 @@ codegen::stageFunctionsOf(pipeline::ProgramOp program) {
   return functions;
 }
 
+namespace {
+/// Adds records where the step posts a receive early and where it waits
+/// for each message (MessageWaits.h), touching the message's buffer, so
+/// that it lives from its post to its wait; whether there were any.
+bool addMessageWaits(RecordCollector &collector,
+                     const memory::MemoryPlan &plan, int64_t microbatches) {
+  auto slots = [&](StringRef name) -> int64_t {
+    for (size_t id = 0; id < collector.tableBuffers; ++id)
+      if (collector.buffers[id].name == name)
+        return plan.buffers[id].slots;
+    return 0;
+  };
+  MessagePlan messages =
+      planMessages(collector.messageView, slots, microbatches);
+  std::vector<memory::ActionRecord> withWaits;
+  bool any = false;
+  auto touch = [&](size_t message, StringRef what) {
+    const memory::ActionRecord &posted =
+        collector.actions[collector.firstRecordOf[message]];
+    memory::ActionRecord record;
+    record.microbatch = posted.microbatch;
+    record.uses = posted.uses;
+    record.uses.insert(record.uses.end(), posted.defines.begin(),
+                       posted.defines.end());
+    record.label = (what + " " + posted.label).str();
+    withWaits.push_back(std::move(record));
+    any = true;
+  };
+  for (size_t at = 0; at < messages.waitsBefore.size(); ++at) {
+    for (size_t message : messages.postsBefore[at])
+      touch(message, "post");
+    for (size_t message : messages.waitsBefore[at])
+      touch(message, "wait");
+    if (at + 1 < messages.waitsBefore.size())
+      for (size_t r = collector.firstRecordOf[at];
+           r < collector.firstRecordOf[at + 1]; ++r)
+        withWaits.push_back(collector.actions[r]);
+  }
+  if (any)
+    collector.actions = std::move(withWaits);
+  return any;
+}
+} // namespace
+
 FailureOr<RankMemoryPlan>
 codegen::planRankMemory(pipeline::ProgramOp program,
                         ArrayRef<Operation *> stageFunctions,
@@ -360,6 +423,10 @@ codegen::planRankMemory(pipeline::ProgramOp program,
   options.alignment = settings.alignment;
   memory::Result<memory::MemoryPlan> plan =
       memory::planMemory(collector.buffers, collector.actions, options);
+  if (plan && addMessageWaits(collector, *plan, microbatches))
+    // A posted message keeps its buffer until the step waits for it. The
+    // waits never pass the next write of the same copy, so the slots stay.
+    plan = memory::planMemory(collector.buffers, collector.actions, options);
   if (!plan)
     return program.emitError("rank ")
            << program.getRank() << ": " << plan.message();

@@ -33,9 +33,11 @@ extern "C" {
  * layout, or a function the generated code calls changes its signature
  * (2: micro-batch argument of pipecc_rt_report_loss; 3: slots and offset of
  * a buffer, arena_bytes and target of a program; 4: the step calls
- * pipecc_rt_trace_begin / pipecc_rt_trace_end around its compute actions);
+ * pipecc_rt_trace_begin / pipecc_rt_trace_end around its compute actions;
+ * 5: the step posts its messages with pipecc_rt_isend / pipecc_rt_irecv and
+ * waits for them with pipecc_rt_wait);
  * pipecc_rt_main refuses a program built for another version. */
-#define PIPECC_RT_ABI_VERSION 4
+#define PIPECC_RT_ABI_VERSION 5
 
 /*===----------------------------------------------------------------------===*
  * The program description the compiler emits for each rank

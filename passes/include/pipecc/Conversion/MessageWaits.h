@@ -1,0 +1,63 @@
+//===- MessageWaits.h - Where a rank's step waits for its messages -*- C++ -*-===//
+//
+// The step posts every send (pipecc_rt_isend) and receive (pipecc_rt_irecv)
+// where the rank's pipeline.program has it (the schedule places receives
+// eagerly: as soon as the receiver is free after the producer ran) and
+// waits for each as late as its buffer allows:
+//   - a send of tensor T, micro-batch m: right before the next action that
+//     writes T's copy of m (a micro-batch m' with m' % slots == m % slots),
+//     else at the end of the step;
+//   - a receive: right before the first later action that reads T in m (or
+//     writes T's copy of m), else at the end of the step.
+// The host program (pipecc-lower-rank-program) emits the waits there and the
+// memory plan keeps each buffer alive until its wait, so both call this one
+// rule. Plain data in, plain data out: callers describe their actions.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPECC_CONVERSION_MESSAGEWAITS_H
+#define PIPECC_CONVERSION_MESSAGEWAITS_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pipecc {
+
+/// One action of a rank's program as the wait rule sees it.
+struct MessageWaitAction {
+  enum Kind { Send, Recv, Other } kind = Other;
+  /// -1 for actions of no micro-batch.
+  int64_t microbatch = -1;
+  /// Tensor names the action reads and writes (a send reads its tensor, a
+  /// receive writes it; a compute reads its arguments, writes its results).
+  llvm::SmallVector<std::string, 4> reads, writes;
+};
+
+/// Where the step posts and waits for each message action (indices into
+/// the actions): before[i] lists what happens right before action i,
+/// before[actions.size()] what happens at the end of the step.
+struct MessagePlan {
+  /// Receives posted early, in program order.
+  std::vector<llvm::SmallVector<size_t, 2>> postsBefore;
+  /// Messages waited for, in posting order.
+  std::vector<llvm::SmallVector<size_t, 2>> waitsBefore;
+  /// Whether message action i is posted earlier than where it stands.
+  std::vector<bool> postedEarly;
+};
+
+/// `slots(T)`: copies of tensor T's buffer (0 or more than `microbatches`:
+/// one per micro-batch). Every message is posted where it stands (the
+/// posts-before lists stay empty; they hold receives a rule posting them
+/// earlier would move, which the memory plan must then see too).
+MessagePlan planMessages(llvm::ArrayRef<MessageWaitAction> actions,
+                         llvm::function_ref<int64_t(llvm::StringRef)> slots,
+                         int64_t microbatches);
+
+} // namespace pipecc
+
+#endif // PIPECC_CONVERSION_MESSAGEWAITS_H

@@ -1,0 +1,49 @@
+//===- MessageWaits.cpp - Where a rank's step waits for its messages ------===//
+#include "pipecc/Conversion/MessageWaits.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <algorithm>
+
+using namespace pipecc;
+
+MessagePlan
+pipecc::planMessages(llvm::ArrayRef<MessageWaitAction> actions,
+                     llvm::function_ref<int64_t(llvm::StringRef)> slots,
+                     int64_t microbatches) {
+  MessagePlan plan;
+  plan.postsBefore.resize(actions.size() + 1);
+  plan.waitsBefore.resize(actions.size() + 1);
+  plan.postedEarly.assign(actions.size(), false);
+  auto copies = [&](llvm::StringRef tensor) {
+    int64_t s = slots(tensor);
+    return s <= 0 || s > microbatches ? microbatches : s;
+  };
+  auto sameCopy = [&](llvm::StringRef tensor, int64_t a, int64_t b) {
+    int64_t s = copies(tensor);
+    return a >= 0 && b >= 0 && s > 0 && a % s == b % s;
+  };
+  for (auto [i, message] : llvm::enumerate(actions)) {
+    if (message.kind == MessageWaitAction::Other)
+      continue;
+    bool isSend = message.kind == MessageWaitAction::Send;
+    llvm::StringRef tensor =
+        isSend ? message.reads.front() : message.writes.front();
+    size_t at = actions.size();
+    for (size_t j = i + 1; j < actions.size() && at == actions.size(); ++j) {
+      const MessageWaitAction &later = actions[j];
+      bool writes = llvm::is_contained(later.writes, tensor) &&
+                    sameCopy(tensor, later.microbatch, message.microbatch);
+      bool reads = llvm::is_contained(later.reads, tensor) &&
+                   later.microbatch == message.microbatch;
+      // A send's bytes are read by the transfer until its wait: only a
+      // write of the same copy must wait for it. A receive's bytes are
+      // written until its wait: every use of them must wait.
+      if (writes || (!isSend && reads))
+        at = j;
+    }
+    plan.waitsBefore[at].push_back(i);
+  }
+  return plan;
+}
