@@ -14,8 +14,8 @@
 // CHECK: llvm.call @pipecc_rt_load_microbatch(%arg0, %[[X]],
 // CHECK-NOT: llvm.call @pipecc_rt_check_class_ids
 // CHECK: llvm.call @stage0_forward(
-// CHECK: llvm.call @pipecc_rt_send(
-// CHECK: llvm.call @pipecc_rt_recv(
+// CHECK: llvm.call @pipecc_rt_isend(
+// CHECK: llvm.call @pipecc_rt_irecv(
 // CHECK: %[[LABELS:.*]] = llvm.mlir.constant(7 : i64) : i64
 // CHECK: llvm.call @pipecc_rt_load_microbatch(%arg0, %[[LABELS]],
 // CHECK: llvm.call @pipecc_rt_check_class_ids(
@@ -26,8 +26,8 @@
 // CHECK: llvm.call @stage3_backward_weight(
 // CHECK-NEXT: %[[GRAD:.*]] = llvm.mlir.constant(2 : i64) : i64
 // CHECK-NEXT: llvm.call @pipecc_rt_accumulate_gradient(%arg0, %[[GRAD]],
-// CHECK: llvm.call @pipecc_rt_send(
-// CHECK: llvm.call @pipecc_rt_recv(
+// CHECK: llvm.call @pipecc_rt_isend(
+// CHECK: llvm.call @pipecc_rt_irecv(
 // CHECK: llvm.call @stage0_backward_weight(
 // CHECK-NEXT: %[[GRAD0:.*]] = llvm.mlir.constant(2 : i64) : i64
 // CHECK-NEXT: llvm.call @pipecc_rt_accumulate_gradient(%arg0, %[[GRAD0]],

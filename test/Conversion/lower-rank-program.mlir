@@ -32,7 +32,10 @@
 // CHECK: %[[MB0:.*]] = llvm.mlir.constant(0 : i64) : i64
 // CHECK: %[[FROM:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK: %[[TAG0:.*]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK: llvm.call @pipecc_rt_recv(%arg0, %[[A4]], %[[MB0]], %[[FROM]], %[[TAG0]])
+// Messages are posted where the program has them and waited for right
+// before the first action that uses their buffer.
+// CHECK: %[[RECV0:.*]] = llvm.call @pipecc_rt_irecv(%arg0, %[[A4]], %[[MB0]], %[[FROM]], %[[TAG0]]) : (!llvm.ptr, i64, i64, i32, i32) -> i64
+// CHECK-NEXT: llvm.call @pipecc_rt_wait(%arg0, %[[RECV0]])
 // Every compute action lies between pipecc_rt_trace_begin(kind, virtual
 // stage, chunk, micro-batch) and pipecc_rt_trace_end (--trace): F of stage 1,
 // chunk 0, micro-batch 0.
@@ -53,24 +56,33 @@
 // CHECK-NEXT: llvm.call @pipecc_rt_report_loss_at(%arg0, %{{.*}}, %[[LOSS]])
 // CHECK-NEXT: llvm.call @pipecc_rt_trace_end(%arg0)
 // CHECK: llvm.call @stage1_backward_input(
-// CHECK: %[[G12:.*]] = llvm.mlir.constant(8 : i64) : i64
-// CHECK: %[[TO:.*]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK: %[[TAG1:.*]] = llvm.mlir.constant(1 : i32) : i32
-// CHECK: llvm.call @pipecc_rt_send(%arg0, %[[G12]], %{{.*}}, %[[TO]], %[[TAG1]])
 // CHECK: llvm.call @stage1_backward_weight(
 // CHECK-NEXT: %[[GRAD:.*]] = llvm.mlir.constant(2 : i64) : i64
 // CHECK-NEXT: llvm.call @pipecc_rt_accumulate_gradient(%arg0, %[[GRAD]],
 // CHECK-NEXT: llvm.call @pipecc_rt_trace_end(%arg0)
+// The send of micro-batch 0's g12 is posted before the next compute
+// (micro-batch 1's backward) and waited for only at the end of the step
+// (without a memory plan every micro-batch has its own copy).
+// CHECK: %[[G12:.*]] = llvm.mlir.constant(8 : i64) : i64
+// CHECK: %[[TO:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK: %[[TAG1:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK: %[[SEND0:.*]] = llvm.call @pipecc_rt_isend(%arg0, %[[G12]], %{{.*}}, %[[TO]], %[[TAG1]])
+// CHECK-NOT: @pipecc_rt_wait
+// CHECK: llvm.call @pipecc_rt_trace_begin(
+// CHECK: llvm.call @stage1_backward_input(
+// CHECK: %[[SEND1:.*]] = llvm.call @pipecc_rt_isend(
+// CHECK-NEXT: llvm.call @pipecc_rt_wait(%arg0, %[[SEND0]])
+// CHECK-NEXT: llvm.call @pipecc_rt_wait(%arg0, %[[SEND1]])
 // CHECK-NOT: llvm.load
-// CHECK: llvm.return
+// CHECK-NEXT: llvm.return
 
 // CHECK: llvm.mlir.global internal constant @pipecc_target("cpu\00")
 // Ten descriptors {name, role, dtype, per_microbatch, num_dims, shape, bytes,
-// parameter_id, num_classes, slots, offset} (ABI version 4).
+// parameter_id, num_classes, slots, offset} (ABI version 5).
 // CHECK: llvm.mlir.global internal constant @pipecc_buffers() {{.*}} : !llvm.array<10 x struct<(ptr, i32, i32, i32, i32, ptr, i64, i64, i64, i64, i64)>>
 // CHECK-LABEL: llvm.mlir.global internal constant @pipecc_program()
 // CHECK-SAME: !llvm.struct<(i32, i32, i32, i32, i64, f32, f32, i32, i64, ptr, ptr, i64, ptr)>
-// CHECK: %[[VERSION:.*]] = llvm.mlir.constant(4 : i32) : i32
+// CHECK: %[[VERSION:.*]] = llvm.mlir.constant(5 : i32) : i32
 // CHECK: llvm.insertvalue %[[VERSION]], %{{.*}}[0]
 // CHECK: llvm.mlir.addressof @pipecc_target
 // CHECK-LABEL: llvm.func @main(
