@@ -423,10 +423,32 @@ codegen::planRankMemory(pipeline::ProgramOp program,
   options.alignment = settings.alignment;
   memory::Result<memory::MemoryPlan> plan =
       memory::planMemory(collector.buffers, collector.actions, options);
-  if (plan && addMessageWaits(collector, *plan, microbatches))
-    // A posted message keeps its buffer until the step waits for it. The
-    // waits never pass the next write of the same copy, so the slots stay.
-    plan = memory::planMemory(collector.buffers, collector.actions, options);
+  // A posted message holds its buffer from its post to its wait, which
+  // depend on the slots (MessageWaits.h), which depend on the lifetimes:
+  // more slots only move posts earlier and waits later, so the slots grow
+  // to a fixed point within M rounds. The host program places the messages
+  // by the final slots, so the plan must be that fixed point.
+  std::vector<memory::ActionRecord> programActions = collector.actions;
+  for (int64_t round = 0; plan && round <= microbatches; ++round) {
+    collector.actions = programActions;
+    if (!addMessageWaits(collector, *plan, microbatches))
+      break;
+    memory::Result<memory::MemoryPlan> next =
+        memory::planMemory(collector.buffers, collector.actions, options);
+    bool settled = next && llvm::all_of(llvm::seq<size_t>(0, collector.tableBuffers),
+                                        [&](size_t id) {
+                                          return next->buffers[id].slots ==
+                                                 plan->buffers[id].slots;
+                                        });
+    plan = std::move(next);
+    if (settled)
+      break;
+    if (round == microbatches)
+      return program.emitError("rank ")
+             << program.getRank()
+             << ": the memory plan's slots do not settle with the step's "
+                "message posts and waits";
+  }
   if (!plan)
     return program.emitError("rank ")
            << program.getRank() << ": " << plan.message();

@@ -691,11 +691,8 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
                               op.getPeer(), op.getMicrobatch(), op.getType(),
                               actionIndex);
             })
-            .Case([&](pipeline::RecvOp op) {
-              return messages.postedEarly[actionIndex]
-                         ? success()
-                         : postRecv(op, actionIndex);
-            })
+            // Posted by messagesBefore, at or before this point.
+            .Case([&](pipeline::RecvOp) { return success(); })
             .Case([&](pipeline::AllReduceOp op) {
               return emitAllReduce(ob, context, op);
             })

@@ -15,7 +15,6 @@ pipecc::planMessages(llvm::ArrayRef<MessageWaitAction> actions,
   MessagePlan plan;
   plan.postsBefore.resize(actions.size() + 1);
   plan.waitsBefore.resize(actions.size() + 1);
-  plan.postedEarly.assign(actions.size(), false);
   auto copies = [&](llvm::StringRef tensor) {
     int64_t s = slots(tensor);
     return s <= 0 || s > microbatches ? microbatches : s;
@@ -24,12 +23,35 @@ pipecc::planMessages(llvm::ArrayRef<MessageWaitAction> actions,
     int64_t s = copies(tensor);
     return a >= 0 && b >= 0 && s > 0 && a % s == b % s;
   };
+  llvm::StringMap<size_t> lastPost;
   for (auto [i, message] : llvm::enumerate(actions)) {
     if (message.kind == MessageWaitAction::Other)
       continue;
     bool isSend = message.kind == MessageWaitAction::Send;
     llvm::StringRef tensor =
         isSend ? message.reads.front() : message.writes.front();
+    if (!isSend) {
+      // The earliest point where the copy it fills is free.
+      size_t post = 0;
+      for (size_t j = i; j-- > 0;) {
+        const MessageWaitAction &earlier = actions[j];
+        if (earlier.microbatch != message.microbatch &&
+            sameCopy(tensor, earlier.microbatch, message.microbatch) &&
+            (llvm::is_contained(earlier.reads, tensor) ||
+             llvm::is_contained(earlier.writes, tensor))) {
+          post = j + 1;
+          break;
+        }
+      }
+      // Messages of one tensor match in posting order: never post before
+      // an earlier receive of the same tensor.
+      auto [last, inserted] = lastPost.try_emplace(tensor, post);
+      post = std::max(post, last->second);
+      last->second = post;
+      // Every receive is posted from these lists, so receives posted at one
+      // point keep their program order.
+      plan.postsBefore[post].push_back(i);
+    }
     size_t at = actions.size();
     for (size_t j = i + 1; j < actions.size() && at == actions.size(); ++j) {
       const MessageWaitAction &later = actions[j];

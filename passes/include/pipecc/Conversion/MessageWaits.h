@@ -1,9 +1,12 @@
 //===- MessageWaits.h - Where a rank's step waits for its messages -*- C++ -*-===//
 //
-// The step posts every send (pipecc_rt_isend) and receive (pipecc_rt_irecv)
-// where the rank's pipeline.program has it (the schedule places receives
-// eagerly: as soon as the receiver is free after the producer ran) and
-// waits for each as late as its buffer allows:
+// The step posts every send (pipecc_rt_isend) where the rank's
+// pipeline.program has it, every receive (pipecc_rt_irecv) as soon as the
+// copy of the buffer it fills is free (right after the last earlier action
+// touching that copy for another micro-batch, else at the start of the
+// step; never before an earlier receive of the same tensor, since messages
+// of one tag match in posting order), and waits for each as late as its
+// buffer allows:
 //   - a send of tensor T, micro-batch m: right before the next action that
 //     writes T's copy of m (a micro-batch m' with m' % slots == m % slots),
 //     else at the end of the step;
@@ -42,18 +45,15 @@ struct MessageWaitAction {
 /// the actions): before[i] lists what happens right before action i,
 /// before[actions.size()] what happens at the end of the step.
 struct MessagePlan {
-  /// Receives posted early, in program order.
+  /// Every receive, where it is posted (at or before its own action), in
+  /// program order; sends are posted where they stand.
   std::vector<llvm::SmallVector<size_t, 2>> postsBefore;
   /// Messages waited for, in posting order.
   std::vector<llvm::SmallVector<size_t, 2>> waitsBefore;
-  /// Whether message action i is posted earlier than where it stands.
-  std::vector<bool> postedEarly;
 };
 
 /// `slots(T)`: copies of tensor T's buffer (0 or more than `microbatches`:
-/// one per micro-batch). Every message is posted where it stands (the
-/// posts-before lists stay empty; they hold receives a rule posting them
-/// earlier would move, which the memory plan must then see too).
+/// one per micro-batch).
 MessagePlan planMessages(llvm::ArrayRef<MessageWaitAction> actions,
                          llvm::function_ref<int64_t(llvm::StringRef)> slots,
                          int64_t microbatches);
