@@ -16,7 +16,8 @@
 // sender thread in order while the main thread computes on; both threads
 // sleep in the kernel when there is nothing to move, so on one core per
 // rank they take CPU only to copy bytes. Messages of one (peer, channel,
-// tag) keep their order.
+// tag) keep their order. A started send first writes what the socket takes
+// without blocking, so a small message completes at once.
 //
 // Collectives are messages to and from one root, in rank order, so the
 // float sums are the same bits as MpiTransport's. A rank that ends without
@@ -39,6 +40,7 @@
 #include <mutex>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <thread>
 #include <unistd.h>
@@ -149,6 +151,8 @@ struct Transfer {
   int64_t bytes = 0;
   bool done = false;
   std::string error; ///< set with done on a size mismatch
+  /// A started send: bytes of its header and payload already written.
+  int64_t written = 0;
 };
 
 struct Unexpected {
@@ -413,10 +417,19 @@ void SocketTransport::senderLoop() {
     bool written;
     int error = 0;
     {
+      // The rest of what startSend could not write at once.
       std::lock_guard<std::mutex> sending(*sendMutexes_[transfer->peer]);
       int fd = sockets_[static_cast<size_t>(transfer->peer)];
-      written = writeFully(fd, &header, sizeof header) &&
-                writeFully(fd, transfer->data, transfer->bytes);
+      int64_t headerLeft =
+          std::max<int64_t>(0, int64_t(sizeof header) - transfer->written);
+      int64_t payloadDone =
+          std::max<int64_t>(0, transfer->written - int64_t(sizeof header));
+      written =
+          writeFully(fd, reinterpret_cast<char *>(&header) + sizeof header -
+                             headerLeft,
+                     headerLeft) &&
+          writeFully(fd, transfer->data + payloadDone,
+                     transfer->bytes - payloadDone);
       error = errno;
     }
     std::lock_guard<std::mutex> lock(mutex_);
@@ -601,6 +614,12 @@ bool SocketTransport::receiveMessage(int peer) {
 void SocketTransport::sendWire(int peer, uint32_t channel, int tag,
                                const void *data, int64_t bytes,
                                const char *what) {
+  {
+    // A started send may lie half written on the wire: it goes first.
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock,
+                  [&] { return sendQueue_.empty() || !broken_.empty(); });
+  }
   Header header{kMagic, channel, tag, 0, bytes};
   std::lock_guard<std::mutex> sending(*sendMutexes_[peer]);
   int fd = sockets_[static_cast<size_t>(peer)];
@@ -680,14 +699,36 @@ int64_t SocketTransport::startSend(const void *data, int64_t bytes, int peer,
   transfer->tag = tag;
   transfer->data = static_cast<char *>(const_cast<void *>(data));
   transfer->bytes = bytes;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!sender_.joinable())
-      sender_ = std::thread([this] { senderLoop(); });
-    sendQueue_.push_back(transfer);
-  }
-  sendQueued_.notify_one();
   handles_[nextHandle_] = transfer;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (sendQueue_.empty()) {
+    // Nothing queued: write what the socket takes now without blocking (a
+    // small message completes here, with no thread hand-over).
+    std::lock_guard<std::mutex> sending(*sendMutexes_[peer]);
+    Header header{kMagic, kProgramChannel, tag, 0, bytes};
+    iovec parts[2] = {{&header, sizeof header},
+                      {transfer->data, static_cast<size_t>(bytes)}};
+    msghdr message{};
+    message.msg_iov = parts;
+    message.msg_iovlen = 2;
+    ssize_t n;
+    do
+      n = ::sendmsg(sockets_[static_cast<size_t>(peer)], &message,
+                    MSG_DONTWAIT | MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+      fail("isend to rank ", peer, " tag ", tag, ": ",
+           broken_.empty() ? std::string(std::strerror(errno)) : broken_);
+    transfer->written = std::max<ssize_t>(n, 0);
+    if (transfer->written == int64_t(sizeof header) + bytes) {
+      transfer->done = true;
+      return nextHandle_++;
+    }
+  }
+  if (!sender_.joinable())
+    sender_ = std::thread([this] { senderLoop(); });
+  sendQueue_.push_back(transfer);
+  sendQueued_.notify_one();
   return nextHandle_++;
 }
 
