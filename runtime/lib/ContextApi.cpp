@@ -116,8 +116,8 @@ double secondsNow() {
 /// `describe()` makes, and under --timers adds its seconds to the step's
 /// `bucket` (only then: an untimed call pays two tests).
 template <typename Describe, typename Body>
-auto timed(pipecc_rt_context &c, double StepTimes::*bucket,
-           Describe &&describe, Body &&body) -> decltype(body()) {
+auto timed(pipecc_rt_context &c, double StepTimes::*bucket, Describe &&describe,
+           Body &&body) -> decltype(body()) {
   StepTrace *trace = c.recording;
   StepTimes *times = c.stepTimes;
   if (!trace && !times)
@@ -180,9 +180,9 @@ TraceEvent waitEvent(pipecc_rt_context &c, int64_t handle) {
   if (started == c.startedTransfers.end())
     return event;
   event = started->second;
-  event.label = std::string(event.category == TraceCategory::Send ? "send "
-                                                                  : "recv ") +
-                event.label;
+  event.label =
+      std::string(event.category == TraceCategory::Send ? "send " : "recv ") +
+      event.label;
   event.category = TraceCategory::Wait;
   c.startedTransfers.erase(started);
   return event;
@@ -351,7 +351,8 @@ void pipecc_rt_send_bytes(pipecc_rt_context *ctx, const void *data,
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
     timed(
-        c, &StepTimes::wait, [&] { return bytesEvent(TraceCategory::Send, bytes, peer); },
+        c, &StepTimes::wait,
+        [&] { return bytesEvent(TraceCategory::Send, bytes, peer); },
         [&] { c.transport->send(data, bytes, peer, tag); });
   });
 }
@@ -361,7 +362,8 @@ void pipecc_rt_recv_bytes(pipecc_rt_context *ctx, void *data, int64_t bytes,
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
     timed(
-        c, &StepTimes::wait, [&] { return bytesEvent(TraceCategory::Recv, bytes, peer); },
+        c, &StepTimes::wait,
+        [&] { return bytesEvent(TraceCategory::Recv, bytes, peer); },
         [&] { c.transport->recv(data, bytes, peer, tag); });
   });
 }
@@ -413,7 +415,8 @@ int64_t pipecc_rt_isend_bytes(pipecc_rt_context *ctx, const void *data,
   return guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
     return timed(
-        c, &StepTimes::post, [&] { return bytesEvent(TraceCategory::Send, bytes, peer); },
+        c, &StepTimes::post,
+        [&] { return bytesEvent(TraceCategory::Send, bytes, peer); },
         [&] { return c.transport->startSend(data, bytes, peer, tag); });
   });
 }
@@ -423,7 +426,8 @@ int64_t pipecc_rt_irecv_bytes(pipecc_rt_context *ctx, void *data,
   return guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
     return timed(
-        c, &StepTimes::post, [&] { return bytesEvent(TraceCategory::Recv, bytes, peer); },
+        c, &StepTimes::post,
+        [&] { return bytesEvent(TraceCategory::Recv, bytes, peer); },
         [&] { return c.transport->startRecv(data, bytes, peer, tag); });
   });
 }
@@ -431,8 +435,9 @@ int64_t pipecc_rt_irecv_bytes(pipecc_rt_context *ctx, void *data,
 void pipecc_rt_wait(pipecc_rt_context *ctx, int64_t request) {
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
-    timed(c, &StepTimes::wait, [&] { return waitEvent(c, request); },
-          [&] { c.transport->wait(request); });
+    timed(
+        c, &StepTimes::wait, [&] { return waitEvent(c, request); },
+        [&] { c.transport->wait(request); });
   });
 }
 
@@ -568,7 +573,8 @@ void pipecc_rt_optimizer_step(pipecc_rt_context *ctx) {
     pipecc_rt_context &c = checked(ctx);
     float step = c.learningRate * c.gradientScale;
     timed(
-        c, &StepTimes::optimizer, [] { return bytesEvent(TraceCategory::Optimizer, 0, -1); },
+        c, &StepTimes::optimizer,
+        [] { return bytesEvent(TraceCategory::Optimizer, 0, -1); },
         [&] {
           for (BufferStorage &storage : c.buffers) {
             if (storage.desc->role != PIPECC_RT_ROLE_GRADIENT)
@@ -600,8 +606,8 @@ void pipecc_rt_trace_begin(pipecc_rt_context *ctx, int32_t kind,
     double now = secondsNow();
     c.computeStartedAt = now;
     if (c.recording)
-      c.recording->beginCompute(static_cast<TraceCategory>(kind),
-                                virtual_stage, chunk, microbatch, now);
+      c.recording->beginCompute(static_cast<TraceCategory>(kind), virtual_stage,
+                                chunk, microbatch, now);
   });
 }
 

@@ -5,8 +5,8 @@
 #include "pipecc/Runtime/Files.h"
 #include "pipecc/Runtime/NpyReader.h"
 #include "pipecc/Runtime/Safetensors.h"
-#include "pipecc/Runtime/SyntheticData.h"
 #include "pipecc/Runtime/StepTimers.h"
+#include "pipecc/Runtime/SyntheticData.h"
 #include "pipecc/Runtime/Trace.h"
 
 #include <algorithm>

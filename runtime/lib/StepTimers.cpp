@@ -68,9 +68,8 @@ std::string stepTimerLines(int rank, const std::vector<StepTimes> &steps) {
   if (steps.empty())
     return text;
   // The first step pays for first touches and warm-up: leave it out.
-  std::vector<StepTimes> measured(steps.size() > 1 ? steps.begin() + 1
-                                                   : steps.begin(),
-                                  steps.end());
+  std::vector<StepTimes> measured(
+      steps.size() > 1 ? steps.begin() + 1 : steps.begin(), steps.end());
   for (bool median : {false, true}) {
     std::snprintf(head, sizeof head, "timers rank %d %s steps %zu ", rank,
                   median ? "median" : "mean", measured.size());

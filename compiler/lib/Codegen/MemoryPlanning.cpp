@@ -370,8 +370,8 @@ namespace {
 /// Adds records where the step posts a receive early and where it waits
 /// for each message (MessageWaits.h), touching the message's buffer, so
 /// that it lives from its post to its wait; whether there were any.
-bool addMessageWaits(RecordCollector &collector,
-                     const memory::MemoryPlan &plan, int64_t microbatches) {
+bool addMessageWaits(RecordCollector &collector, const memory::MemoryPlan &plan,
+                     int64_t microbatches) {
   auto slots = [&](StringRef name) -> int64_t {
     for (size_t id = 0; id < collector.tableBuffers; ++id)
       if (collector.buffers[id].name == name)
@@ -435,11 +435,12 @@ codegen::planRankMemory(pipeline::ProgramOp program,
       break;
     memory::Result<memory::MemoryPlan> next =
         memory::planMemory(collector.buffers, collector.actions, options);
-    bool settled = next && llvm::all_of(llvm::seq<size_t>(0, collector.tableBuffers),
-                                        [&](size_t id) {
-                                          return next->buffers[id].slots ==
-                                                 plan->buffers[id].slots;
-                                        });
+    bool settled =
+        next && llvm::all_of(llvm::seq<size_t>(0, collector.tableBuffers),
+                             [&](size_t id) {
+                               return next->buffers[id].slots ==
+                                      plan->buffers[id].slots;
+                             });
     plan = std::move(next);
     if (settled)
       break;

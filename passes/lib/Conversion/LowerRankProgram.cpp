@@ -638,10 +638,10 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
     auto tag = tags.find(tensor);
     if (tag == tags.end())
       return action->emitError("no message tag for tensor '") << tensor << "'";
-    handles[index] = call(
-        ob, callee,
-        {context, constI64(ob, *buffer), constI64(ob, mb),
-         constI32(ob, static_cast<int32_t>(peer)), constI32(ob, tag->second)});
+    handles[index] = call(ob, callee,
+                          {context, constI64(ob, *buffer), constI64(ob, mb),
+                           constI32(ob, static_cast<int32_t>(peer)),
+                           constI32(ob, tag->second)});
     return success();
   };
   auto postRecv = [&](pipeline::RecvOp op, size_t index) {

@@ -407,13 +407,13 @@ void SocketTransport::senderLoop() {
     std::shared_ptr<Transfer> transfer;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      sendQueued_.wait(lock, [&] { return stopSender_ || !sendQueue_.empty(); });
+      sendQueued_.wait(lock,
+                       [&] { return stopSender_ || !sendQueue_.empty(); });
       if (sendQueue_.empty())
         return;
       transfer = sendQueue_.front();
     }
-    Header header{kMagic, transfer->channel, transfer->tag, 0,
-                  transfer->bytes};
+    Header header{kMagic, transfer->channel, transfer->tag, 0, transfer->bytes};
     bool written;
     int error = 0;
     {
@@ -424,12 +424,12 @@ void SocketTransport::senderLoop() {
           std::max<int64_t>(0, int64_t(sizeof header) - transfer->written);
       int64_t payloadDone =
           std::max<int64_t>(0, transfer->written - int64_t(sizeof header));
-      written =
-          writeFully(fd, reinterpret_cast<char *>(&header) + sizeof header -
-                             headerLeft,
-                     headerLeft) &&
-          writeFully(fd, transfer->data + payloadDone,
-                     transfer->bytes - payloadDone);
+      written = writeFully(fd,
+                           reinterpret_cast<char *>(&header) + sizeof header -
+                               headerLeft,
+                           headerLeft) &&
+                writeFully(fd, transfer->data + payloadDone,
+                           transfer->bytes - payloadDone);
       error = errno;
     }
     std::lock_guard<std::mutex> lock(mutex_);
@@ -617,8 +617,7 @@ void SocketTransport::sendWire(int peer, uint32_t channel, int tag,
   {
     // A started send may lie half written on the wire: it goes first.
     std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock,
-                  [&] { return sendQueue_.empty() || !broken_.empty(); });
+    changed_.wait(lock, [&] { return sendQueue_.empty() || !broken_.empty(); });
   }
   Header header{kMagic, channel, tag, 0, bytes};
   std::lock_guard<std::mutex> sending(*sendMutexes_[peer]);

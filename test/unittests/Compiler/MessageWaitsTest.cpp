@@ -82,8 +82,8 @@ TEST(MessageWaits, OneCopyPerMicrobatchWaitsSendsAtTheEnd) {
   // No plan (0): every micro-batch its own copy, so every receive is
   // posted at the start, in program order, and no send is waited for
   // before the end.
-  MessagePlan plan =
-      planMessages(actions, [](llvm::StringRef) { return 0; }, 3);
+  MessagePlan plan = planMessages(
+      actions, [](llvm::StringRef) { return 0; }, 3);
   EXPECT_EQ(plan.postsBefore[0], (llvm::SmallVector<size_t, 2>{0, 2, 8}));
   EXPECT_EQ(plan.waitsBefore[actions.size()],
             (llvm::SmallVector<size_t, 2>{4, 7, 11}));

@@ -163,14 +163,12 @@ TEST(Simulator, OverlappedReceivesAreWaitedForWhereTheirTensorIsRead) {
   std::vector<Program> programs = {
       {compute(ComputeKind::Forward, 0, 0), message(K::Send, 1, "act.q0", 0),
        compute(ComputeKind::Forward, 0, 1), message(K::Send, 1, "act.q0", 1),
-       message(K::Recv, 1, "grad.q0", 0),
-       compute(ComputeKind::Backward, 0, 0),
-       message(K::Recv, 1, "grad.q0", 1),
-       compute(ComputeKind::Backward, 0, 1)},
+       message(K::Recv, 1, "grad.q0", 0), compute(ComputeKind::Backward, 0, 0),
+       message(K::Recv, 1, "grad.q0", 1), compute(ComputeKind::Backward, 0, 1)},
       {message(K::Recv, 0, "act.q0", 0), message(K::Recv, 0, "act.q0", 1),
        compute(ComputeKind::Forward, 1, 0),
-       compute(ComputeKind::Backward, 1, 0),
-       message(K::Send, 0, "grad.q0", 0), compute(ComputeKind::Forward, 1, 1),
+       compute(ComputeKind::Backward, 1, 0), message(K::Send, 0, "grad.q0", 0),
+       compute(ComputeKind::Forward, 1, 1),
        compute(ComputeKind::Backward, 1, 1),
        message(K::Send, 0, "grad.q0", 1)}};
   TimingModel timing{10, 0.5, 0}; // 1.5 s per message

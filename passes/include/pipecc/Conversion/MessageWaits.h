@@ -1,4 +1,4 @@
-//===- MessageWaits.h - Where a rank's step waits for its messages -*- C++ -*-===//
+//===- MessageWaits.h - Where the step posts and waits for messages ----===//
 //
 // The step posts every send (pipecc_rt_isend) where the rank's
 // pipeline.program has it, every receive (pipecc_rt_irecv) as soon as the
