@@ -41,6 +41,7 @@ codegen::memoryPlanSettingsFor(const RankSettings &settings) {
   MemoryPlanSettings planned;
   planned.precision = settings.precision;
   planned.asCompiled = true;
+  planned.postReceivesEarly = settings.target.name == "cpu";
   return planned;
 }
 
@@ -371,15 +372,15 @@ namespace {
 /// for each message (MessageWaits.h), touching the message's buffer, so
 /// that it lives from its post to its wait; whether there were any.
 bool addMessageWaits(RecordCollector &collector, const memory::MemoryPlan &plan,
-                     int64_t microbatches) {
+                     int64_t microbatches, bool postReceivesEarly) {
   auto slots = [&](StringRef name) -> int64_t {
     for (size_t id = 0; id < collector.tableBuffers; ++id)
       if (collector.buffers[id].name == name)
         return plan.buffers[id].slots;
     return 0;
   };
-  MessagePlan messages =
-      planMessages(collector.messageView, slots, microbatches);
+  MessagePlan messages = planMessages(collector.messageView, slots,
+                                     microbatches, postReceivesEarly);
   std::vector<memory::ActionRecord> withWaits;
   bool any = false;
   auto touch = [&](size_t message, StringRef what) {
@@ -431,7 +432,8 @@ codegen::planRankMemory(pipeline::ProgramOp program,
   std::vector<memory::ActionRecord> programActions = collector.actions;
   for (int64_t round = 0; plan && round <= microbatches; ++round) {
     collector.actions = programActions;
-    if (!addMessageWaits(collector, *plan, microbatches))
+    if (!addMessageWaits(collector, *plan, microbatches,
+                         settings.postReceivesEarly))
       break;
     memory::Result<memory::MemoryPlan> next =
         memory::planMemory(collector.buffers, collector.actions, options);

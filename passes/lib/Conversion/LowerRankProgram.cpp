@@ -586,7 +586,7 @@ MessagePlan RankHostBuilder::messagePlan(ArrayRef<Operation *> actions) {
   }
   return planMessages(
       described, [&](StringRef name) { return plannedSlots(name); },
-      settings.microbatches);
+      settings.microbatches, /*postReceivesEarly=*/settings.target == "cpu");
 }
 
 LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {

@@ -11,7 +11,7 @@ using namespace pipecc;
 MessagePlan
 pipecc::planMessages(llvm::ArrayRef<MessageWaitAction> actions,
                      llvm::function_ref<int64_t(llvm::StringRef)> slots,
-                     int64_t microbatches) {
+                     int64_t microbatches, bool postReceivesEarly) {
   MessagePlan plan;
   plan.postsBefore.resize(actions.size() + 1);
   plan.waitsBefore.resize(actions.size() + 1);
@@ -32,8 +32,8 @@ pipecc::planMessages(llvm::ArrayRef<MessageWaitAction> actions,
         isSend ? message.reads.front() : message.writes.front();
     if (!isSend) {
       // The earliest point where the copy it fills is free.
-      size_t post = 0;
-      for (size_t j = i; j-- > 0;) {
+      size_t post = postReceivesEarly ? 0 : i;
+      for (size_t j = i; postReceivesEarly && j-- > 0;) {
         const MessageWaitAction &earlier = actions[j];
         if (earlier.microbatch != message.microbatch &&
             sameCopy(tensor, earlier.microbatch, message.microbatch) &&

@@ -59,7 +59,8 @@ TEST(MessageWaits, PostsReceivesWhenTheirCopyIsFreeAndWaitsWhereUsed) {
   std::vector<MessageWaitAction> actions = program();
   // Two copies of a, one of g.
   MessagePlan plan = planMessages(
-      actions, [](llvm::StringRef t) { return t == "a" ? 2 : 1; }, 3);
+      actions, [](llvm::StringRef t) { return t == "a" ? 2 : 1; }, 3,
+      /*postReceivesEarly=*/true);
   ASSERT_EQ(plan.postsBefore.size(), actions.size() + 1);
   // a0 and a1 at the start (their copies were never used), a2 once B0,
   // the last user of copy 0, is done.
@@ -83,10 +84,23 @@ TEST(MessageWaits, OneCopyPerMicrobatchWaitsSendsAtTheEnd) {
   // posted at the start, in program order, and no send is waited for
   // before the end.
   MessagePlan plan = planMessages(
-      actions, [](llvm::StringRef) { return 0; }, 3);
+      actions, [](llvm::StringRef) { return 0; }, 3, /*postReceivesEarly=*/true);
   EXPECT_EQ(plan.postsBefore[0], (llvm::SmallVector<size_t, 2>{0, 2, 8}));
   EXPECT_EQ(plan.waitsBefore[actions.size()],
             (llvm::SmallVector<size_t, 2>{4, 7, 11}));
+}
+
+TEST(MessageWaits, WithoutEarlyPostsReceivesStayInProgramOrder) {
+  // The CUDA target: NCCL matches by the order messages start on one
+  // stream, so receives are posted where they stand; waits are unchanged.
+  std::vector<MessageWaitAction> actions = program();
+  MessagePlan plan = planMessages(
+      actions, [](llvm::StringRef t) { return t == "a" ? 2 : 1; }, 3,
+      /*postReceivesEarly=*/false);
+  EXPECT_EQ(plan.postsBefore[0], (llvm::SmallVector<size_t, 2>{0}));
+  EXPECT_EQ(plan.postsBefore[2], (llvm::SmallVector<size_t, 2>{2}));
+  EXPECT_EQ(plan.postsBefore[8], (llvm::SmallVector<size_t, 2>{8}));
+  EXPECT_EQ(plan.waitsBefore[6], (llvm::SmallVector<size_t, 2>{4}));
 }
 
 } // namespace

@@ -1,12 +1,12 @@
 //===- MessageWaits.h - Where the step posts and waits for messages ----===//
 //
 // The step posts every send (pipecc_rt_isend) where the rank's
-// pipeline.program has it, every receive (pipecc_rt_irecv) as soon as the
-// copy of the buffer it fills is free (right after the last earlier action
-// touching that copy for another micro-batch, else at the start of the
-// step; never before an earlier receive of the same tensor, since messages
-// of one tag match in posting order), and waits for each as late as its
-// buffer allows:
+// pipeline.program has it, every receive (pipecc_rt_irecv) on the CPU
+// target as soon as the copy of the buffer it fills is free (right after
+// the last earlier action touching that copy for another micro-batch, else
+// at the start of the step; never before an earlier receive of the same
+// tensor, since messages of one tag match in posting order; on CUDA where
+// it stands), and waits for each as late as its buffer allows:
 //   - a send of tensor T, micro-batch m: right before the next action that
 //     writes T's copy of m (a micro-batch m' with m' % slots == m % slots),
 //     else at the end of the step;
@@ -53,10 +53,13 @@ struct MessagePlan {
 };
 
 /// `slots(T)`: copies of tensor T's buffer (0 or more than `microbatches`:
-/// one per micro-batch).
+/// one per micro-batch). Without `postReceivesEarly` every receive is
+/// posted where it stands: a transport that matches messages by the order
+/// in which it starts them on one queue (NCCL on the CUDA target) needs the
+/// schedule's one global order of messages.
 MessagePlan planMessages(llvm::ArrayRef<MessageWaitAction> actions,
                          llvm::function_ref<int64_t(llvm::StringRef)> slots,
-                         int64_t microbatches);
+                         int64_t microbatches, bool postReceivesEarly);
 
 } // namespace pipecc
 
