@@ -32,9 +32,11 @@
 // CHECK: %[[MB0:.*]] = llvm.mlir.constant(0 : i64) : i64
 // CHECK: %[[FROM:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK: %[[TAG0:.*]] = llvm.mlir.constant(0 : i32) : i32
-// Messages are posted where the program has them and waited for right
-// before the first action that uses their buffer.
+// Without a memory plan every micro-batch has its own copy of a4: both
+// receives are posted at the start of the step, in program order, and each
+// is waited for right before the forward reading it.
 // CHECK: %[[RECV0:.*]] = llvm.call @pipecc_rt_irecv(%arg0, %[[A4]], %[[MB0]], %[[FROM]], %[[TAG0]]) : (!llvm.ptr, i64, i64, i32, i32) -> i64
+// CHECK: %[[RECV1:.*]] = llvm.call @pipecc_rt_irecv(
 // CHECK-NEXT: llvm.call @pipecc_rt_wait(%arg0, %[[RECV0]])
 // Every compute action lies between pipecc_rt_trace_begin(kind, virtual
 // stage, chunk, micro-batch) and pipecc_rt_trace_end (--trace): F of stage 1,
@@ -55,6 +57,8 @@
 // CHECK: llvm.call @stage1_forward(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[LOSS:[^)]*]]) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
 // CHECK-NEXT: llvm.call @pipecc_rt_report_loss_at(%arg0, %{{.*}}, %[[LOSS]])
 // CHECK-NEXT: llvm.call @pipecc_rt_trace_end(%arg0)
+// CHECK: llvm.call @pipecc_rt_wait(%arg0, %[[RECV1]])
+// CHECK: llvm.call @stage1_forward(
 // CHECK: llvm.call @stage1_backward_input(
 // CHECK: llvm.call @stage1_backward_weight(
 // CHECK-NEXT: %[[GRAD:.*]] = llvm.mlir.constant(2 : i64) : i64
@@ -88,6 +92,14 @@
 // CHECK-LABEL: llvm.func @main(
 // CHECK: llvm.call @pipecc_rt_main(
 
+// On CUDA (NCCL matches messages by the order they start) each receive is
+// posted where the program has it.
+// OPTIONS-LABEL: llvm.func @pipecc_step
+// OPTIONS: %[[R0:.*]] = llvm.call @pipecc_rt_irecv(
+// OPTIONS-NEXT: llvm.call @pipecc_rt_wait(%arg0, %[[R0]])
+// OPTIONS: llvm.call @stage1_forward(
+// OPTIONS: %[[R1:.*]] = llvm.call @pipecc_rt_irecv(
+// OPTIONS-NEXT: llvm.call @pipecc_rt_wait(%arg0, %[[R1]])
 // OPTIONS: llvm.mlir.constant(5.000000e-01 : f32) : f32
 // OPTIONS: llvm.mlir.global internal constant @pipecc_target("cuda\00")
 
