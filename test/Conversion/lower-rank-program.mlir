@@ -100,8 +100,8 @@
 // OPTIONS: llvm.call @stage1_forward(
 // OPTIONS: %[[R1:.*]] = llvm.call @pipecc_rt_irecv(
 // OPTIONS-NEXT: llvm.call @pipecc_rt_wait(%arg0, %[[R1]])
-// OPTIONS: llvm.mlir.constant(5.000000e-01 : f32) : f32
 // OPTIONS: llvm.mlir.global internal constant @pipecc_target("cuda\00")
+// OPTIONS: llvm.mlir.constant(5.000000e-01 : f32) : f32
 
 module attributes {pipeline.rank = 1 : i64, pipeline.parameters = [{name = "w0", stages = array<i64: 0>, trainable = true, type = tensor<16x8xf32>}, {name = "b0", stages = array<i64: 0>, trainable = true, type = tensor<16xf32>}, {name = "w1", stages = array<i64: 1>, trainable = true, type = tensor<3x16xf32>}]} {
   func.func @stage1_forward(%arg0: tensor<4xi64> {pipeline.input = "labels", pipeline.tensor = "labels"}, %arg1: tensor<3x16xf32> {pipeline.param = "w1", pipeline.tensor = "w1"}, %arg2: tensor<4x16xf32> {pipeline.tensor = "a4"}) -> (tensor<4x16xf32> {pipeline.tensor = "a5"}, tensor<4x3xf32> {pipeline.tensor = "a6"}, tensor<f32> {pipeline.loss, pipeline.tensor = "a7"}) attributes {pipeline.kind = "forward", pipeline.recv = ["a4"], pipeline.send = [], pipeline.stage = 1 : i64} {
