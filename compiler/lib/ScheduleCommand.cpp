@@ -233,6 +233,9 @@ int pipecc::runScheduleCommand(const ScheduleCommandOptions &options,
         (*forward)[q], (*backwardInput)[q], (*backwardWeight)[q]};
   }
   sched::TimingModel timing;
+  // The runtime's message semantics (posted sends, receives waited for
+  // where read), as the schedule phase predicts.
+  timing.overlapSends = true;
   sched::TensorSizes sizes;
   if (virtualStages > 1)
     timing.boundarySeconds = *messages;

@@ -113,20 +113,29 @@ double secondsNow() {
 }
 
 /// Runs `body`; while the traced step runs, also records it as the event
-/// `describe()` makes (only then: an untraced call pays one test).
+/// `describe()` makes, and under --timers adds its seconds to the step's
+/// `bucket` (only then: an untimed call pays two tests).
 template <typename Describe, typename Body>
-auto timed(pipecc_rt_context &c, Describe &&describe, Body &&body)
-    -> decltype(body()) {
+auto timed(pipecc_rt_context &c, double StepTimes::*bucket, Describe &&describe,
+           Body &&body) -> decltype(body()) {
   StepTrace *trace = c.recording;
-  if (!trace)
+  StepTimes *times = c.stepTimes;
+  if (!trace && !times)
     return body();
   double start = secondsNow();
+  auto finish = [&] {
+    double end = secondsNow();
+    if (trace)
+      trace->record(describe(), start, end);
+    if (times)
+      times->*bucket += end - start;
+  };
   if constexpr (std::is_void_v<decltype(body())>) {
     body();
-    trace->record(describe(), start, secondsNow());
+    finish();
   } else {
     auto result = body();
-    trace->record(describe(), start, secondsNow());
+    finish();
     return result;
   }
 }
@@ -150,6 +159,32 @@ TraceEvent bytesEvent(TraceCategory category, int64_t bytes, int32_t peer) {
   event.category = category;
   event.peer = peer;
   event.bytes = bytes;
+  return event;
+}
+
+/// While the traced step runs: what transfer `handle` is, for its wait.
+void rememberTransfer(pipecc_rt_context &c, int64_t handle,
+                      TraceCategory category, int64_t id, int64_t microbatch,
+                      int32_t peer) {
+  if (c.recording)
+    c.startedTransfers[handle] =
+        messageEvent(c, category, id, microbatch, peer);
+}
+
+/// The wait for transfer `handle`: named like the transfer ("wait" with
+/// its buffer, micro-batch, peer and bytes) when the traced step started
+/// it.
+TraceEvent waitEvent(pipecc_rt_context &c, int64_t handle) {
+  TraceEvent event = bytesEvent(TraceCategory::Wait, 0, -1);
+  auto started = c.startedTransfers.find(handle);
+  if (started == c.startedTransfers.end())
+    return event;
+  event = started->second;
+  event.label =
+      std::string(event.category == TraceCategory::Send ? "send " : "recv ") +
+      event.label;
+  event.category = TraceCategory::Wait;
+  c.startedTransfers.erase(started);
   return event;
 }
 
@@ -278,7 +313,7 @@ void pipecc_rt_send(pipecc_rt_context *ctx, int64_t buffer_id,
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
     timed(
-        c,
+        c, &StepTimes::wait,
         [&] {
           return messageEvent(c, TraceCategory::Send, buffer_id, microbatch,
                               peer);
@@ -296,7 +331,7 @@ void pipecc_rt_recv(pipecc_rt_context *ctx, int64_t buffer_id,
     pipecc_rt_context &c = checked(ctx);
     try {
       timed(
-          c,
+          c, &StepTimes::wait,
           [&] {
             return messageEvent(c, TraceCategory::Recv, buffer_id, microbatch,
                                 peer);
@@ -316,7 +351,8 @@ void pipecc_rt_send_bytes(pipecc_rt_context *ctx, const void *data,
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
     timed(
-        c, [&] { return bytesEvent(TraceCategory::Send, bytes, peer); },
+        c, &StepTimes::wait,
+        [&] { return bytesEvent(TraceCategory::Send, bytes, peer); },
         [&] { c.transport->send(data, bytes, peer, tag); });
   });
 }
@@ -326,7 +362,8 @@ void pipecc_rt_recv_bytes(pipecc_rt_context *ctx, void *data, int64_t bytes,
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
     timed(
-        c, [&] { return bytesEvent(TraceCategory::Recv, bytes, peer); },
+        c, &StepTimes::wait,
+        [&] { return bytesEvent(TraceCategory::Recv, bytes, peer); },
         [&] { c.transport->recv(data, bytes, peer, tag); });
   });
 }
@@ -335,8 +372,8 @@ int64_t pipecc_rt_isend(pipecc_rt_context *ctx, int64_t buffer_id,
                         int64_t microbatch, int32_t peer, int32_t tag) {
   return guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
-    return timed(
-        c,
+    int64_t handle = timed(
+        c, &StepTimes::post,
         [&] {
           return messageEvent(c, TraceCategory::Send, buffer_id, microbatch,
                               peer);
@@ -346,6 +383,9 @@ int64_t pipecc_rt_isend(pipecc_rt_context *ctx, int64_t buffer_id,
               microbatchCopy(c, buffer_id, microbatch),
               c.buffer(buffer_id).desc->bytes, peer, tag);
         });
+    rememberTransfer(c, handle, TraceCategory::Send, buffer_id, microbatch,
+                     peer);
+    return handle;
   });
 }
 
@@ -353,8 +393,8 @@ int64_t pipecc_rt_irecv(pipecc_rt_context *ctx, int64_t buffer_id,
                         int64_t microbatch, int32_t peer, int32_t tag) {
   return guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
-    return timed(
-        c,
+    int64_t handle = timed(
+        c, &StepTimes::post,
         [&] {
           return messageEvent(c, TraceCategory::Recv, buffer_id, microbatch,
                               peer);
@@ -364,6 +404,9 @@ int64_t pipecc_rt_irecv(pipecc_rt_context *ctx, int64_t buffer_id,
               microbatchCopy(c, buffer_id, microbatch),
               c.buffer(buffer_id).desc->bytes, peer, tag);
         });
+    rememberTransfer(c, handle, TraceCategory::Recv, buffer_id, microbatch,
+                     peer);
+    return handle;
   });
 }
 
@@ -372,7 +415,8 @@ int64_t pipecc_rt_isend_bytes(pipecc_rt_context *ctx, const void *data,
   return guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
     return timed(
-        c, [&] { return bytesEvent(TraceCategory::Send, bytes, peer); },
+        c, &StepTimes::post,
+        [&] { return bytesEvent(TraceCategory::Send, bytes, peer); },
         [&] { return c.transport->startSend(data, bytes, peer, tag); });
   });
 }
@@ -382,7 +426,8 @@ int64_t pipecc_rt_irecv_bytes(pipecc_rt_context *ctx, void *data,
   return guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
     return timed(
-        c, [&] { return bytesEvent(TraceCategory::Recv, bytes, peer); },
+        c, &StepTimes::post,
+        [&] { return bytesEvent(TraceCategory::Recv, bytes, peer); },
         [&] { return c.transport->startRecv(data, bytes, peer, tag); });
   });
 }
@@ -391,7 +436,7 @@ void pipecc_rt_wait(pipecc_rt_context *ctx, int64_t request) {
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
     timed(
-        c, [] { return bytesEvent(TraceCategory::Wait, 0, -1); },
+        c, &StepTimes::wait, [&] { return waitEvent(c, request); },
         [&] { c.transport->wait(request); });
   });
 }
@@ -400,7 +445,11 @@ void pipecc_rt_wait_all(pipecc_rt_context *ctx) {
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
     timed(
-        c, [] { return bytesEvent(TraceCategory::Wait, 0, -1); },
+        c, &StepTimes::wait,
+        [&] {
+          c.startedTransfers.clear();
+          return bytesEvent(TraceCategory::Wait, 0, -1);
+        },
         [&] { c.transport->waitAll(); });
   });
 }
@@ -425,7 +474,7 @@ void pipecc_rt_allreduce_sum_f32(pipecc_rt_context *ctx, float *data,
       group.assign(group_ranks, group_ranks + group_size);
     pipecc_rt_context &c = checked(ctx);
     timed(
-        c,
+        c, &StepTimes::optimizer,
         [&] {
           return bytesEvent(TraceCategory::AllReduce,
                             count * static_cast<int64_t>(sizeof(float)), -1);
@@ -560,7 +609,8 @@ void pipecc_rt_optimizer_step(pipecc_rt_context *ctx) {
     pipecc_rt_context &c = checked(ctx);
     float step = c.learningRate * c.gradientScale;
     timed(
-        c, [] { return bytesEvent(TraceCategory::Optimizer, 0, -1); },
+        c, &StepTimes::optimizer,
+        [] { return bytesEvent(TraceCategory::Optimizer, 0, -1); },
         [&] {
           for (BufferStorage &storage : c.buffers) {
             if (storage.desc->role != PIPECC_RT_ROLE_GRADIENT)
@@ -583,24 +633,31 @@ void pipecc_rt_trace_begin(pipecc_rt_context *ctx, int32_t kind,
                            int64_t microbatch) {
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
-    if (!c.recording)
+    if (!c.recording && !c.stepTimes)
       return;
     if (kind < PIPECC_RT_TRACE_FORWARD || kind > PIPECC_RT_TRACE_BACKWARD)
       fail("pipecc_rt_trace_begin: unknown action kind ", kind);
     // Work queued before belongs to the actions before.
     c.device->finishQueuedWork();
-    c.recording->beginCompute(static_cast<TraceCategory>(kind),
-                              virtual_stage, chunk, microbatch, secondsNow());
+    double now = secondsNow();
+    c.computeStartedAt = now;
+    if (c.recording)
+      c.recording->beginCompute(static_cast<TraceCategory>(kind), virtual_stage,
+                                chunk, microbatch, now);
   });
 }
 
 void pipecc_rt_trace_end(pipecc_rt_context *ctx) {
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
-    if (!c.recording)
+    if (!c.recording && !c.stepTimes)
       return;
     c.device->finishQueuedWork();
-    c.recording->endCompute(secondsNow());
+    double now = secondsNow();
+    if (c.stepTimes)
+      c.stepTimes->compute += now - c.computeStartedAt;
+    if (c.recording)
+      c.recording->endCompute(now);
   });
 }
 

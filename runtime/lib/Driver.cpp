@@ -6,6 +6,7 @@
 #include "pipecc/Runtime/Files.h"
 #include "pipecc/Runtime/NpyReader.h"
 #include "pipecc/Runtime/Safetensors.h"
+#include "pipecc/Runtime/StepTimers.h"
 #include "pipecc/Runtime/SyntheticData.h"
 #include "pipecc/Runtime/Trace.h"
 
@@ -407,7 +408,8 @@ void saveParameters(pipecc_rt_context &ctx) {
   gatherAndWrite(*ctx.transport, local, ctx.options.savePath, metadata);
 }
 
-/// Rank 0 prints every rank's timers, rank by rank.
+/// Rank 0 prints every rank's timers, rank by rank: the generated code's
+/// labelled timers, then the per-step times (StepTimers.h).
 void reportTimers(pipecc_rt_context &ctx) {
   Transport &transport = *ctx.transport;
   std::string text;
@@ -420,6 +422,7 @@ void reportTimers(pipecc_rt_context &ctx) {
                   timer.calls ? timer.total * 1e3 / timer.calls : 0.0);
     text += line;
   }
+  text += stepTimerLines(transport.rank(), ctx.finishedSteps);
   printInRankOrder(transport, text);
 }
 
@@ -488,11 +491,25 @@ void runStep(pipecc_rt_context &ctx, int64_t samples) {
     ctx.recording = ctx.trace.get();
   }
   double start = secondsNow();
+  // --timers: this step's times, the BLAS's counters from here.
+  std::optional<SgemmCounters> sgemmBefore;
+  if (ctx.options.timers) {
+    ctx.currentStep = StepTimes{};
+    ctx.stepTimes = &ctx.currentStep;
+    sgemmBefore = readSgemmCounters();
+  }
 
   ctx.program->step(&ctx);
   // A transfer left running would race with the next step's use of its
   // buffer.
-  ctx.transport->waitAll();
+  if (ctx.stepTimes) {
+    double waitStart = secondsNow();
+    ctx.transport->waitAll();
+    ctx.stepTimes->wait += secondsNow() - waitStart;
+  } else {
+    ctx.transport->waitAll();
+  }
+  double lossStart = ctx.stepTimes ? secondsNow() : 0;
 
   double loss[2] = {ctx.lossSum, ctx.lossCount};
   bool countedMean = ctx.program->flags & PIPECC_RT_PROGRAM_COUNTED_MEAN_LOSS;
@@ -509,6 +526,8 @@ void runStep(pipecc_rt_context &ctx, int64_t samples) {
     meanLoss = loss[1] > 0 ? static_cast<float>(loss[0] / loss[1])
                            : std::numeric_limits<float>::quiet_NaN();
   }
+  if (ctx.stepTimes)
+    ctx.stepTimes->optimizer += secondsNow() - lossStart;
   if (ctx.stepIndex == 0 && !ctx.options.dumpGradsPath.empty())
     dumpGradients(ctx, meanLoss);
   if (!(ctx.program->flags & (PIPECC_RT_PROGRAM_OWNS_OPTIMIZER |
@@ -519,6 +538,18 @@ void runStep(pipecc_rt_context &ctx, int64_t samples) {
     ctx.recording = nullptr;
   }
   double seconds = secondsNow() - start;
+  if (ctx.stepTimes) {
+    StepTimes &times = *ctx.stepTimes;
+    times.step = seconds;
+    if (std::optional<SgemmCounters> after = readSgemmCounters();
+        after && sgemmBefore) {
+      times.sgemmCalls = after->calls - sgemmBefore->calls;
+      times.sgemmFlops = after->flops - sgemmBefore->flops;
+      times.sgemmSeconds = after->seconds - sgemmBefore->seconds;
+    }
+    ctx.finishedSteps.push_back(times);
+    ctx.stepTimes = nullptr;
+  }
   if (isInference(ctx)) {
     if (ctx.transport->rank() == 0 && !ctx.options.quiet) {
       std::printf("step %lld samples/s %.1f\n",

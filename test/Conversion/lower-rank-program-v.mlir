@@ -9,13 +9,19 @@
 // Buffers in order of first use, over the functions in module order: x (0),
 // w (1) and its gradient (2), a0 (3), ..., labels (7).
 // CHECK-LABEL: llvm.func @pipecc_step(%arg0: !llvm.ptr)
+// Both receives (a2, then g1) are posted at the start of the step (without
+// a memory plan each micro-batch has its own copy), each waited for right
+// before the compute reading it; the sends right after their producers,
+// waited for at the end.
+// CHECK: %[[A2:.*]] = llvm.call @pipecc_rt_irecv(
+// CHECK: %[[G1:.*]] = llvm.call @pipecc_rt_irecv(
 // CHECK: llvm.call @pipecc_rt_trace_begin(
 // CHECK: %[[X:.*]] = llvm.mlir.constant(0 : i64) : i64
 // CHECK: llvm.call @pipecc_rt_load_microbatch(%arg0, %[[X]],
 // CHECK-NOT: llvm.call @pipecc_rt_check_class_ids
 // CHECK: llvm.call @stage0_forward(
-// CHECK: llvm.call @pipecc_rt_send(
-// CHECK: llvm.call @pipecc_rt_recv(
+// CHECK: %[[A0:.*]] = llvm.call @pipecc_rt_isend(
+// CHECK-NEXT: llvm.call @pipecc_rt_wait(%arg0, %[[A2]])
 // CHECK: %[[LABELS:.*]] = llvm.mlir.constant(7 : i64) : i64
 // CHECK: llvm.call @pipecc_rt_load_microbatch(%arg0, %[[LABELS]],
 // CHECK: llvm.call @pipecc_rt_check_class_ids(
@@ -26,13 +32,15 @@
 // CHECK: llvm.call @stage3_backward_weight(
 // CHECK-NEXT: %[[GRAD:.*]] = llvm.mlir.constant(2 : i64) : i64
 // CHECK-NEXT: llvm.call @pipecc_rt_accumulate_gradient(%arg0, %[[GRAD]],
-// CHECK: llvm.call @pipecc_rt_send(
-// CHECK: llvm.call @pipecc_rt_recv(
+// CHECK: %[[G3:.*]] = llvm.call @pipecc_rt_isend(
+// CHECK-NEXT: llvm.call @pipecc_rt_wait(%arg0, %[[G1]])
 // CHECK: llvm.call @stage0_backward_weight(
 // CHECK-NEXT: %[[GRAD0:.*]] = llvm.mlir.constant(2 : i64) : i64
 // CHECK-NEXT: llvm.call @pipecc_rt_accumulate_gradient(%arg0, %[[GRAD0]],
 // CHECK-NOT: llvm.call @pipecc_rt_allreduce
-// CHECK: llvm.return
+// CHECK: llvm.call @pipecc_rt_wait(%arg0, %[[A0]])
+// CHECK-NEXT: llvm.call @pipecc_rt_wait(%arg0, %[[G3]])
+// CHECK-NEXT: llvm.return
 
 module attributes {pipeline.rank = 0 : i64, pipeline.parameters = [{name = "w", stages = array<i64: 0, 3>, trainable = true, type = tensor<4x4xf32>}]} {
   func.func @stage0_forward(%x: tensor<4x4xf32> {pipeline.input = "x", pipeline.tensor = "x"}, %w: tensor<4x4xf32> {pipeline.param = "w", pipeline.tensor = "w"}) -> (tensor<4x4xf32> {pipeline.tensor = "a0"}) attributes {pipeline.kind = "forward", pipeline.recv = [], pipeline.send = ["a0"], pipeline.stage = 0 : i64} {

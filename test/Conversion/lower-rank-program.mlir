@@ -32,7 +32,12 @@
 // CHECK: %[[MB0:.*]] = llvm.mlir.constant(0 : i64) : i64
 // CHECK: %[[FROM:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK: %[[TAG0:.*]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK: llvm.call @pipecc_rt_recv(%arg0, %[[A4]], %[[MB0]], %[[FROM]], %[[TAG0]])
+// Without a memory plan every micro-batch has its own copy of a4: both
+// receives are posted at the start of the step, in program order, and each
+// is waited for right before the forward reading it.
+// CHECK: %[[RECV0:.*]] = llvm.call @pipecc_rt_irecv(%arg0, %[[A4]], %[[MB0]], %[[FROM]], %[[TAG0]]) : (!llvm.ptr, i64, i64, i32, i32) -> i64
+// CHECK: %[[RECV1:.*]] = llvm.call @pipecc_rt_irecv(
+// CHECK-NEXT: llvm.call @pipecc_rt_wait(%arg0, %[[RECV0]])
 // Every compute action lies between pipecc_rt_trace_begin(kind, virtual
 // stage, chunk, micro-batch) and pipecc_rt_trace_end (--trace): F of stage 1,
 // chunk 0, micro-batch 0.
@@ -52,21 +57,32 @@
 // CHECK: llvm.call @stage1_forward(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[LOSS:[^)]*]]) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
 // CHECK-NEXT: llvm.call @pipecc_rt_report_loss_at(%arg0, %{{.*}}, %[[LOSS]])
 // CHECK-NEXT: llvm.call @pipecc_rt_trace_end(%arg0)
+// CHECK: llvm.call @pipecc_rt_wait(%arg0, %[[RECV1]])
+// CHECK: llvm.call @stage1_forward(
 // CHECK: llvm.call @stage1_backward_input(
-// CHECK: %[[G12:.*]] = llvm.mlir.constant(8 : i64) : i64
-// CHECK: %[[TO:.*]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK: %[[TAG1:.*]] = llvm.mlir.constant(1 : i32) : i32
-// CHECK: llvm.call @pipecc_rt_send(%arg0, %[[G12]], %{{.*}}, %[[TO]], %[[TAG1]])
 // CHECK: llvm.call @stage1_backward_weight(
 // CHECK-NEXT: %[[GRAD:.*]] = llvm.mlir.constant(2 : i64) : i64
 // CHECK-NEXT: llvm.call @pipecc_rt_accumulate_gradient(%arg0, %[[GRAD]],
 // CHECK-NEXT: llvm.call @pipecc_rt_trace_end(%arg0)
+// The send of micro-batch 0's g12 is posted before the next compute
+// (micro-batch 1's backward) and waited for only at the end of the step
+// (without a memory plan every micro-batch has its own copy).
+// CHECK: %[[G12:.*]] = llvm.mlir.constant(8 : i64) : i64
+// CHECK: %[[TO:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK: %[[TAG1:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK: %[[SEND0:.*]] = llvm.call @pipecc_rt_isend(%arg0, %[[G12]], %{{.*}}, %[[TO]], %[[TAG1]])
+// CHECK-NOT: @pipecc_rt_wait
+// CHECK: llvm.call @pipecc_rt_trace_begin(
+// CHECK: llvm.call @stage1_backward_input(
+// CHECK: %[[SEND1:.*]] = llvm.call @pipecc_rt_isend(
+// CHECK-NEXT: llvm.call @pipecc_rt_wait(%arg0, %[[SEND0]])
+// CHECK-NEXT: llvm.call @pipecc_rt_wait(%arg0, %[[SEND1]])
 // CHECK-NOT: llvm.load
-// CHECK: llvm.return
+// CHECK-NEXT: llvm.return
 
 // CHECK: llvm.mlir.global internal constant @pipecc_target("cpu\00")
 // Ten descriptors {name, role, dtype, per_microbatch, num_dims, shape, bytes,
-// parameter_id, num_classes, slots, offset} (ABI version 4).
+// parameter_id, num_classes, slots, offset} (ABI version 5).
 // CHECK: llvm.mlir.global internal constant @pipecc_buffers() {{.*}} : !llvm.array<10 x struct<(ptr, i32, i32, i32, i32, ptr, i64, i64, i64, i64, i64)>>
 // CHECK-LABEL: llvm.mlir.global internal constant @pipecc_program()
 // CHECK-SAME: !llvm.struct<(i32, i32, i32, i32, i64, f32, f32, i32, i64, ptr, ptr, i64, ptr)>
@@ -76,8 +92,16 @@
 // CHECK-LABEL: llvm.func @main(
 // CHECK: llvm.call @pipecc_rt_main(
 
-// OPTIONS: llvm.mlir.constant(5.000000e-01 : f32) : f32
+// On CUDA (NCCL matches messages by the order they start) each receive is
+// posted where the program has it.
+// OPTIONS-LABEL: llvm.func @pipecc_step
+// OPTIONS: %[[R0:.*]] = llvm.call @pipecc_rt_irecv(
+// OPTIONS-NEXT: llvm.call @pipecc_rt_wait(%arg0, %[[R0]])
+// OPTIONS: llvm.call @stage1_forward(
+// OPTIONS: %[[R1:.*]] = llvm.call @pipecc_rt_irecv(
+// OPTIONS-NEXT: llvm.call @pipecc_rt_wait(%arg0, %[[R1]])
 // OPTIONS: llvm.mlir.global internal constant @pipecc_target("cuda\00")
+// OPTIONS: llvm.mlir.constant(5.000000e-01 : f32) : f32
 
 module attributes {pipeline.rank = 1 : i64, pipeline.parameters = [{name = "w0", stages = array<i64: 0>, trainable = true, type = tensor<16x8xf32>}, {name = "b0", stages = array<i64: 0>, trainable = true, type = tensor<16xf32>}, {name = "w1", stages = array<i64: 1>, trainable = true, type = tensor<3x16xf32>}]} {
   func.func @stage1_forward(%arg0: tensor<4xi64> {pipeline.input = "labels", pipeline.tensor = "labels"}, %arg1: tensor<3x16xf32> {pipeline.param = "w1", pipeline.tensor = "w1"}, %arg2: tensor<4x16xf32> {pipeline.tensor = "a4"}) -> (tensor<4x16xf32> {pipeline.tensor = "a5"}, tensor<4x3xf32> {pipeline.tensor = "a6"}, tensor<f32> {pipeline.loss, pipeline.tensor = "a7"}) attributes {pipeline.kind = "forward", pipeline.recv = ["a4"], pipeline.send = [], pipeline.stage = 1 : i64} {

@@ -10,7 +10,9 @@ done:
     (BW, or B and W), all on the rank the placement gives the stage;
   * the events of a rank do not overlap, and lie within the makespan;
   * each backward (B or BW) starts after the F of the same stage and
-    micro-batch ended, and each W after its B.
+    micro-batch ended, and each W after its B;
+  * each posted message (send/recv) is waited for once on its rank
+    ("wait send a12 m3"), after its post.
 
 Prints one summary line; exits 1 (printing every problem) otherwise.
 Usage: check_trace.py TRACE.json --schedule S --ranks P --microbatches M
@@ -115,6 +117,29 @@ def main():
             if e["ts"] < 0 or e["ts"] + e["dur"] > makespan_us + EPSILON_US:
                 problems.append("rank %d: %r lies outside [0, makespan]" % (
                     rank, e["name"]))
+
+    # Every message is posted (send/recv) and waited for once ("wait send
+    # a12 m3"), on one rank, the wait after the post.
+    for rank, rank_events in sorted(by_rank.items()):
+        posts = {e["name"]: e for e in rank_events
+                 if e["cat"] in ("send", "recv")}
+        waited = collections.Counter()
+        for e in rank_events:
+            if e["cat"] != "wait":
+                continue
+            post = posts.get(e["name"][len("wait "):])
+            if post is None:
+                problems.append("rank %d: %r waits for no posted message" % (
+                    rank, e["name"]))
+                continue
+            waited[post["name"]] += 1
+            if e["ts"] + EPSILON_US < post["ts"] + post["dur"]:
+                problems.append("rank %d: %r starts before its post ends" % (
+                    rank, e["name"]))
+        for name in posts:
+            if waited[name] != 1:
+                problems.append("rank %d: %r waited for %d times" % (
+                    rank, name, waited[name]))
 
     if problems:
         for problem in problems:

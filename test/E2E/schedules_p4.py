@@ -3,9 +3,11 @@
 step-1 gradients of one rank: compiles the case's model once at P = 1 (the
 reference, itself checked against PyTorch's loss and gradients with the
 case's checker) and once per schedule at P = 4, all with the same number of
-micro-batches, runs ONE training step of each with --dump-grads, and checks
-the loss and every gradient within rtol 1e-5, atol 1e-7 of P = 1 (as
-train_case.py does).
+micro-batches, runs ONE training step of each with --dump-grads under each
+transport (--transports, default mpi and socket: their messages are posted
+and waited for asynchronously in different ways), and checks the loss and
+every gradient within rtol 1e-5, atol 1e-7 of P = 1 (as train_case.py
+does).
 
 Prints one line per configuration and a summary; exits 1 on any failure.
 """
@@ -28,7 +30,10 @@ SCHEDULES = [("gpipe", 1), ("1f1b", 1), ("zb-h1", 1), ("zb-h2", 1),
 RTOL, ATOL = 1e-5, 1e-7
 
 
-def train_one_step(args, data_dir, ranks, schedule, chunks):
+def train_one_step(args, data_dir, ranks, schedule, chunks,
+                   transports=(None,)):
+    """The step-1 loss and gradients under each transport (None: the
+    default), as a list in the order of `transports`."""
     name = "p%d_m%d_%s_v%d" % (ranks, args.microbatches, schedule, chunks)
     out = os.path.join(args.work, name)
     shutil.rmtree(out, ignore_errors=True)
@@ -38,10 +43,17 @@ def train_one_step(args, data_dir, ranks, schedule, chunks):
     if chunks != 1:
         command += ["--chunks", str(chunks)]
     run(command)
-    grads = os.path.join(args.work, name + ".grads.safetensors")
-    run([os.path.join(out, "launch"), "--steps", "1", "--quiet", "--data",
-         data_dir, "--lr", "0.1", "--dump-grads", grads])
-    return read_safetensors(grads)
+    results = []
+    for transport in transports:
+        grads = os.path.join(args.work, "%s.%s.grads.safetensors" % (
+            name, transport or "default"))
+        command = [os.path.join(out, "launch"), "--steps", "1", "--quiet",
+                   "--data", data_dir, "--lr", "0.1", "--dump-grads", grads]
+        if transport:
+            command += ["--transport", transport]
+        run(command)
+        results.append(read_safetensors(grads))
+    return results
 
 
 def compare(reference, tensors):
@@ -67,17 +79,21 @@ def main():
     parser.add_argument("--work", required=True)
     parser.add_argument("--ranks", type=int, default=4)
     parser.add_argument("--microbatches", type=int, required=True)
+    parser.add_argument("--transports", default="mpi,socket",
+                        help="comma-separated transports each P > 1 step "
+                        "runs under")
     parser.add_argument("--checker",
                         help="the cases' checker (default: CASE/../check.py)")
     args = parser.parse_args()
 
+    transports = args.transports.split(",")
     data_dir = write_case_data(args.case, args.work)
     checker = args.checker or os.path.join(args.case, "..", "check.py")
 
     # The reference: one rank, checked against PyTorch.
     label = "P=1 M=%d reference" % args.microbatches
     try:
-        reference = train_one_step(args, data_dir, 1, "gpipe", 1)
+        reference = train_one_step(args, data_dir, 1, "gpipe", 1)[0]
     except RuntimeError as error:
         print("FAIL %s: %s" % (label, error))
         print("0 passed, 1 failed")
@@ -99,20 +115,23 @@ def main():
         label = "P=%d M=%d %s%s" % (args.ranks, args.microbatches, schedule,
                                     " v=%d" % chunks if chunks != 1 else "")
         try:
-            tensors = train_one_step(args, data_dir, args.ranks, schedule,
-                                     chunks)
+            runs = train_one_step(args, data_dir, args.ranks, schedule,
+                                  chunks, transports)
         except RuntimeError as error:
             failures.append(label)
             print("FAIL %s: %s" % (label, error))
             continue
-        problems = compare(reference, tensors)
+        problems = []
+        for transport, tensors in zip(transports, runs):
+            problems += ["%s: %s" % (transport, problem)
+                         for problem in compare(reference, tensors)]
         if problems:
             failures.append(label)
             print("FAIL %s: %s" % (label, "; ".join(problems)))
             continue
         passed += 1
-        print("ok   %s: loss and %d gradients equal P=1's (rtol %g)" % (
-            label, len(tensors) - 1, RTOL))
+        print("ok   %s: loss and %d gradients equal P=1's under %s (rtol %g)"
+              % (label, len(runs[0]) - 1, " and ".join(transports), RTOL))
     print("%d passed, %d failed" % (passed, len(failures)))
     return 1 if failures else 0
 

@@ -12,7 +12,8 @@
 //           loss = mean(0.5 * (z - label)^2)             -> send dy back
 // Rank 0 runs all forwards, then all backwards (GPipe order), keeping x per
 // micro-batch in a per-micro-batch buffer. Each step also checks an
-// allreduce over both ranks and a sendrecv swap.
+// allreduce over both ranks, a sendrecv swap and non-blocking messages in
+// flight both ways, waited for out of order.
 //
 // The test writes its inputs into DIR (weights DIR/rank<k>.safetensors,
 // data DIR/x.npy and DIR/label.npy), runs pipecc_rt_main, then rank 0
@@ -91,6 +92,39 @@ void checkCollectives(pipecc_rt_context *ctx, int64_t scratchId) {
   pipecc_rt_wait(ctx, received);
   check(incoming.front() == 1 - rank && incoming.back() == 1 - rank,
         "non-blocking exchange delivered wrong data");
+  // Several messages in flight both ways at once, of different sizes and
+  // tags, waited for out of order (receives before sends, last posted
+  // first); rank 1 posts its receives only after its sends, so rank 0's
+  // messages arrive before their receives exist.
+  constexpr int kInFlight = 3;
+  const int64_t lengths[kInFlight] = {1 << 20, 5, 1 << 18};
+  std::vector<std::vector<float>> out(kInFlight), in(kInFlight);
+  int64_t sends[kInFlight], recvs[kInFlight];
+  auto postReceives = [&] {
+    for (int i = 0; i < kInFlight; ++i) {
+      in[i].assign(static_cast<size_t>(lengths[i]), -1.0f);
+      recvs[i] = pipecc_rt_irecv_bytes(ctx, in[i].data(), lengths[i] * 4,
+                                       1 - rank, 90 + i);
+    }
+  };
+  if (rank == 0)
+    postReceives();
+  for (int i = 0; i < kInFlight; ++i) {
+    out[i].assign(static_cast<size_t>(lengths[i]),
+                  static_cast<float>(100 * rank + i));
+    sends[i] = pipecc_rt_isend_bytes(ctx, out[i].data(), lengths[i] * 4,
+                                     1 - rank, 90 + i);
+  }
+  if (rank == 1)
+    postReceives();
+  for (int i = kInFlight - 1; i >= 0; --i)
+    pipecc_rt_wait(ctx, recvs[i]);
+  for (int i = kInFlight - 1; i >= 0; --i)
+    pipecc_rt_wait(ctx, sends[i]);
+  for (int i = 0; i < kInFlight; ++i)
+    check(in[i].front() == 100 * (1 - rank) + i &&
+              in[i].back() == 100 * (1 - rank) + i,
+          "messages in flight both ways delivered wrong data");
   if (rank == 0 && pipecc_rt_step_index(ctx) == 0)
     std::printf("collectives ok\n");
 }

@@ -4,6 +4,8 @@
 #include "pipecc/Compiler/MemoryPlanning.h"
 
 #include "pipecc/Conversion/StageAbi.h"
+#include "pipecc/Conversion/MessageWaits.h"
+
 #include "pipecc/Dialect/Pipeline/PipelineOps.h"
 #include "pipecc/Passes/Attributes.h"
 
@@ -40,6 +42,7 @@ codegen::memoryPlanSettingsFor(const RankSettings &settings) {
   MemoryPlanSettings planned;
   planned.precision = settings.precision;
   planned.asCompiled = true;
+  planned.postReceivesEarly = settings.target.name == "cpu";
   return planned;
 }
 
@@ -56,6 +59,10 @@ public:
   std::vector<memory::BufferRecord> buffers;
   std::vector<memory::ActionRecord> actions;
   size_t tableBuffers = 0;
+  /// Per program action: how the message wait rule sees it, and its first
+  /// record in `actions` (for the waits the step adds).
+  std::vector<MessageWaitAction> messageView;
+  std::vector<size_t> firstRecordOf;
 
 private:
   struct Call {
@@ -226,6 +233,7 @@ LogicalResult RecordCollector::collect(pipeline::ProgramOp program,
     return (what + "(m" + Twine(mb) + ")").str();
   };
   for (Operation &op : program.getBody().front()) {
+    firstRecordOf.push_back(actions.size());
     LogicalResult result =
         llvm::TypeSwitch<Operation *, LogicalResult>(&op)
             .Case([&](pipeline::ForwardOp f) {
@@ -291,7 +299,19 @@ LogicalResult RecordCollector::collect(pipeline::ProgramOp program,
             });
     if (failed(result))
       return failure();
+    MessageWaitAction &view = messageView.emplace_back();
+    view.kind = llvm::isa<pipeline::SendOp>(op)   ? MessageWaitAction::Send
+                : llvm::isa<pipeline::RecvOp>(op) ? MessageWaitAction::Recv
+                                                  : MessageWaitAction::Other;
+    for (size_t r = firstRecordOf.back(); r < actions.size(); ++r) {
+      view.microbatch = actions[r].microbatch;
+      for (int64_t id : actions[r].uses)
+        view.reads.push_back(buffers[id].name);
+      for (int64_t id : actions[r].defines)
+        view.writes.push_back(buffers[id].name);
+    }
   }
+  firstRecordOf.push_back(actions.size());
   tableBuffers = buffers.size();
 
   // Memory beyond the buffer table: bf16 copies and optimizer state.
@@ -352,6 +372,50 @@ codegen::stageFunctionsOf(pipeline::ProgramOp program) {
   return functions;
 }
 
+namespace {
+/// Adds records where the step posts a receive early and where it waits
+/// for each message (MessageWaits.h), touching the message's buffer, so
+/// that it lives from its post to its wait; whether there were any.
+bool addMessageWaits(RecordCollector &collector, const memory::MemoryPlan &plan,
+                     int64_t microbatches, bool postReceivesEarly) {
+  auto slots = [&](StringRef name) -> int64_t {
+    for (size_t id = 0; id < collector.tableBuffers; ++id)
+      if (collector.buffers[id].name == name)
+        return plan.buffers[id].slots;
+    return 0;
+  };
+  MessagePlan messages = planMessages(collector.messageView, slots,
+                                     microbatches, postReceivesEarly);
+  std::vector<memory::ActionRecord> withWaits;
+  bool any = false;
+  auto touch = [&](size_t message, StringRef what) {
+    const memory::ActionRecord &posted =
+        collector.actions[collector.firstRecordOf[message]];
+    memory::ActionRecord record;
+    record.microbatch = posted.microbatch;
+    record.uses = posted.uses;
+    record.uses.insert(record.uses.end(), posted.defines.begin(),
+                       posted.defines.end());
+    record.label = (what + " " + posted.label).str();
+    withWaits.push_back(std::move(record));
+    any = true;
+  };
+  for (size_t at = 0; at < messages.waitsBefore.size(); ++at) {
+    for (size_t message : messages.postsBefore[at])
+      touch(message, "post");
+    for (size_t message : messages.waitsBefore[at])
+      touch(message, "wait");
+    if (at + 1 < messages.waitsBefore.size())
+      for (size_t r = collector.firstRecordOf[at];
+           r < collector.firstRecordOf[at + 1]; ++r)
+        withWaits.push_back(collector.actions[r]);
+  }
+  if (any)
+    collector.actions = std::move(withWaits);
+  return any;
+}
+} // namespace
+
 FailureOr<RankMemoryPlan>
 codegen::planRankMemory(pipeline::ProgramOp program,
                         ArrayRef<Operation *> stageFunctions,
@@ -365,6 +429,34 @@ codegen::planRankMemory(pipeline::ProgramOp program,
   options.alignment = settings.alignment;
   memory::Result<memory::MemoryPlan> plan =
       memory::planMemory(collector.buffers, collector.actions, options);
+  // A posted message holds its buffer from its post to its wait, which
+  // depend on the slots (MessageWaits.h), which depend on the lifetimes:
+  // more slots only move posts earlier and waits later, so the slots grow
+  // to a fixed point within M rounds. The host program places the messages
+  // by the final slots, so the plan must be that fixed point.
+  std::vector<memory::ActionRecord> programActions = collector.actions;
+  for (int64_t round = 0; plan && round <= microbatches; ++round) {
+    collector.actions = programActions;
+    if (!addMessageWaits(collector, *plan, microbatches,
+                         settings.postReceivesEarly))
+      break;
+    memory::Result<memory::MemoryPlan> next =
+        memory::planMemory(collector.buffers, collector.actions, options);
+    bool settled =
+        next && llvm::all_of(llvm::seq<size_t>(0, collector.tableBuffers),
+                             [&](size_t id) {
+                               return next->buffers[id].slots ==
+                                      plan->buffers[id].slots;
+                             });
+    plan = std::move(next);
+    if (settled)
+      break;
+    if (round == microbatches)
+      return program.emitError("rank ")
+             << program.getRank()
+             << ": the memory plan's slots do not settle with the step's "
+                "message posts and waits";
+  }
   if (!plan)
     return program.emitError("rank ")
            << program.getRank() << ": " << plan.message();

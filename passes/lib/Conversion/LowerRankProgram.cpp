@@ -6,6 +6,7 @@
 // buffer roles, element types, flags) is the runtime's C header's.
 //
 //===----------------------------------------------------------------------===//
+#include "pipecc/Conversion/MessageWaits.h"
 #include "pipecc/Conversion/Passes.h"
 #include "pipecc/Conversion/StageAbi.h"
 #include "pipecc/Dialect/Pipeline/PipelineOps.h"
@@ -122,6 +123,12 @@ private:
                               const StageCall &stage, int64_t microbatch);
   LogicalResult emitAllReduce(OpBuilder &ob, Value context,
                               pipeline::AllReduceOp op);
+  /// The program's actions as the message wait rule (MessageWaits.h) sees
+  /// them, and where the step waits for each message.
+  MessagePlan messagePlan(ArrayRef<Operation *> actions);
+  /// Copies of tensor `name`'s buffer in the static memory plan (0: one
+  /// per micro-batch, also without a plan).
+  int64_t plannedSlots(StringRef name);
   void buildProgramConstant();
   LogicalResult readMemoryPlan();
 
@@ -403,8 +410,9 @@ void RankHostBuilder::declareRuntime() {
   declare("pipecc_rt_load_microbatch", voidType, {ptrType, i64, i64});
   declare("pipecc_rt_check_class_ids", voidType,
           {ptrType, i64, i64, i64, i32, i64});
-  declare("pipecc_rt_send", voidType, {ptrType, i64, i64, i32, i32});
-  declare("pipecc_rt_recv", voidType, {ptrType, i64, i64, i32, i32});
+  declare("pipecc_rt_isend", i64, {ptrType, i64, i64, i32, i32});
+  declare("pipecc_rt_irecv", i64, {ptrType, i64, i64, i32, i32});
+  declare("pipecc_rt_wait", voidType, {ptrType, i64});
   declare("pipecc_rt_accumulate_gradient", voidType,
           {ptrType, i64, i64, ptrType});
   declare("pipecc_rt_check_gradient", voidType, {ptrType, i64});
@@ -563,6 +571,67 @@ RankHostBuilder::lastGradientContributions(pipeline::ProgramOp program) {
   for (auto &entry : checks)
     llvm::sort(entry.second);
   return checks;
+int64_t RankHostBuilder::plannedSlots(StringRef name) {
+  auto plan = module->getAttrOfType<DictionaryAttr>(attrs::kMemoryPlan);
+  auto entries = plan ? plan.getAs<ArrayAttr>("buffers") : ArrayAttr();
+  if (!entries)
+    return 0;
+  for (Attribute attr : entries) {
+    auto entry = llvm::dyn_cast<DictionaryAttr>(attr);
+    auto entryName = entry ? entry.getAs<StringAttr>("name") : StringAttr();
+    auto slots = entry ? entry.getAs<IntegerAttr>("slots") : IntegerAttr();
+    if (entryName && slots && entryName.getValue() == name)
+      return slots.getInt();
+  }
+  return 0;
+}
+
+MessagePlan RankHostBuilder::messagePlan(ArrayRef<Operation *> actions) {
+  std::vector<MessageWaitAction> described;
+  for (Operation *action : actions) {
+    MessageWaitAction &d = described.emplace_back();
+    auto touchesCall = [&](StringRef callee) {
+      auto it = stageCalls.find(callee);
+      if (it == stageCalls.end())
+        return; // reported when the step calls it
+      for (int64_t buffer : it->second.argBuffers)
+        d.reads.push_back(buffers[buffer].name);
+      for (int64_t buffer : it->second.resultBuffers)
+        d.writes.push_back(buffers[buffer].name);
+    };
+    llvm::TypeSwitch<Operation *>(action)
+        .Case([&](pipeline::ForwardOp op) {
+          d.microbatch = op.getMicrobatch();
+          touchesCall(op.getCallee());
+        })
+        .Case([&](pipeline::BackwardInputOp op) {
+          d.microbatch = op.getMicrobatch();
+          touchesCall(op.getCallee());
+        })
+        .Case([&](pipeline::BackwardWeightOp op) {
+          d.microbatch = op.getMicrobatch();
+          touchesCall(op.getCallee());
+        })
+        .Case([&](pipeline::BackwardOp op) {
+          d.microbatch = op.getMicrobatch();
+          touchesCall(op.getCallee());
+          if (std::optional<StringRef> weight = op.getWeight())
+            touchesCall(*weight);
+        })
+        .Case([&](pipeline::SendOp op) {
+          d.kind = MessageWaitAction::Send;
+          d.microbatch = op.getMicrobatch();
+          d.reads.push_back(op.getTensor().str());
+        })
+        .Case([&](pipeline::RecvOp op) {
+          d.kind = MessageWaitAction::Recv;
+          d.microbatch = op.getMicrobatch();
+          d.writes.push_back(op.getTensor().str());
+        });
+  }
+  return planMessages(
+      described, [&](StringRef name) { return plannedSlots(name); },
+      settings.microbatches, /*postReceivesEarly=*/settings.target == "cpu");
 }
 
 LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
@@ -595,8 +664,17 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
     }
     return emitStageCall(ob, context, call, mb);
   };
+  // Sends are posted where the program has them, receives as soon as their
+  // copy is free, and both waited for where their buffer is next used
+  // (MessageWaits.h): the handle of each posted message, by action index.
+  SmallVector<Operation *> actions = llvm::to_vector(llvm::map_range(
+      program.getBody().front(), [](Operation &op) { return &op; }));
+  MessagePlan messages = messagePlan(actions);
+  DenseMap<size_t, Value> handles;
+  size_t actionIndex = 0;
   auto transfer = [&](Operation *action, StringRef callee, StringRef tensor,
-                      int64_t peer, int64_t mb, Type type) -> LogicalResult {
+                      int64_t peer, int64_t mb, Type type,
+                      size_t index) -> LogicalResult {
     FailureOr<int64_t> buffer =
         tensorBuffer(tensor, llvm::cast<RankedTensorType>(type),
                      action->getLoc());
@@ -605,14 +683,31 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
     auto tag = tags.find(tensor);
     if (tag == tags.end())
       return action->emitError("no message tag for tensor '") << tensor << "'";
-    call(ob, callee,
-         {context, constI64(ob, *buffer), constI64(ob, mb),
-          constI32(ob, static_cast<int32_t>(peer)), constI32(ob, tag->second)});
+    handles[index] = call(ob, callee,
+                          {context, constI64(ob, *buffer), constI64(ob, mb),
+                           constI32(ob, static_cast<int32_t>(peer)),
+                           constI32(ob, tag->second)});
+    return success();
+  };
+  auto postRecv = [&](pipeline::RecvOp op, size_t index) {
+    return transfer(op, "pipecc_rt_irecv", op.getTensor(), op.getPeer(),
+                    op.getMicrobatch(), op.getType(), index);
+  };
+  // Before action `at`: the early receives, then the waits.
+  auto messagesBefore = [&](size_t at) -> LogicalResult {
+    for (size_t message : messages.postsBefore[at])
+      if (failed(postRecv(llvm::cast<pipeline::RecvOp>(actions[message]),
+                          message)))
+        return failure();
+    for (size_t message : messages.waitsBefore[at])
+      call(ob, "pipecc_rt_wait", {context, handles.lookup(message)});
     return success();
   };
   DenseMap<Operation *, SmallVector<int64_t>> gradientChecks =
       lastGradientContributions(program);
   for (Operation &action : program.getBody().front()) {
+    if (failed(messagesBefore(actionIndex)))
+      return failure();
     std::optional<TracedCompute> traced =
         tracedCompute(&action);
     if (traced)
@@ -639,13 +734,12 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
               return success();
             })
             .Case([&](pipeline::SendOp op) {
-              return transfer(op, "pipecc_rt_send", op.getTensor(),
-                              op.getPeer(), op.getMicrobatch(), op.getType());
+              return transfer(op, "pipecc_rt_isend", op.getTensor(),
+                              op.getPeer(), op.getMicrobatch(), op.getType(),
+                              actionIndex);
             })
-            .Case([&](pipeline::RecvOp op) {
-              return transfer(op, "pipecc_rt_recv", op.getTensor(),
-                              op.getPeer(), op.getMicrobatch(), op.getType());
-            })
+            // Posted by messagesBefore, at or before this point.
+            .Case([&](pipeline::RecvOp) { return success(); })
             .Case([&](pipeline::AllReduceOp op) {
               return emitAllReduce(ob, context, op);
             })
@@ -661,7 +755,10 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
       call(ob, "pipecc_rt_trace_end", {context});
     for (int64_t gradient : gradientChecks.lookup(&action))
       call(ob, "pipecc_rt_check_gradient", {context, constI64(ob, gradient)});
+    ++actionIndex;
   }
+  if (failed(messagesBefore(actionIndex)))
+    return failure();
   ob.create<LLVM::ReturnOp>(loc, ValueRange());
   return success();
 }

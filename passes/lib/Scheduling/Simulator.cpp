@@ -304,8 +304,8 @@ public:
       : problem(problem), programs(programs), timing(timing), report(report),
         index(problem), inputs(problem), computed(index.size(), 0),
         next(problem.stages, 0), clock(problem.stages, 0),
-        received(problem.stages), posted(problem.stages),
-        running(problem.stages) {
+        received(problem.stages), arrival(problem.stages),
+        posted(problem.stages), running(problem.stages) {
     result.busySeconds.assign(problem.stages, 0);
     for (const Program &program : programs)
       result.timelines.emplace_back(program.size());
@@ -451,10 +451,12 @@ private:
           sent.microbatch != action.microbatch || sent.bytes != action.bytes)
         return Diagnostic{mismatch(rank, at, peer, send.at).message()};
       link.pop_front();
+      // The receive is posted here and waited for right before the first
+      // compute that reads it (as the runtime's step does): that compute
+      // starts no earlier than the message arrives.
       received[rank].insert({action.tensor, action.microbatch});
-      double end = std::max(clock[rank], send.arrival);
-      result.timelines[rank][at] = {clock[rank], end};
-      clock[rank] = end;
+      arrival[rank][{action.tensor, action.microbatch}] = send.arrival;
+      result.timelines[rank][at] = {clock[rank], clock[rank]};
       ++next[rank];
       return true;
     }
@@ -497,6 +499,14 @@ private:
       if (action.kind == ProgramActionKind::Compute) {
         if (Status status = checkInput(rank, at); !status)
           return Diagnostic{status.message()};
+        const Inputs::Input &input =
+            inputs.of(action.compute, index.virtualStage(action.compute));
+        if (input.exists && input.crossesRanks) {
+          auto arrived =
+              arrival[rank].find({input.tensor, action.compute.microbatch});
+          if (arrived != arrival[rank].end())
+            clock[rank] = std::max(clock[rank], arrived->second);
+        }
         computed[index(action.compute)] = 1;
         duration = problem.duration(action.compute);
       } else if (action.kind == ProgramActionKind::OptimizerStep) {
@@ -589,6 +599,8 @@ private:
   std::vector<size_t> next;
   std::vector<double> clock;
   std::vector<std::set<MessageKey>> received;
+  /// Overlap mode: when each received message arrives, by rank.
+  std::vector<std::map<MessageKey, double>> arrival;
   /// posted[from][to]: sends posted and not yet received (overlap mode).
   std::vector<std::vector<std::deque<Posted>>> posted;
   /// Processor sharing: each rank's action in progress and the global clock.

@@ -131,6 +131,9 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
       problem.placement.push_back(
           {static_cast<int>(stage.rank), static_cast<int>(stage.chunk)});
     sched::TimingModel timing;
+    // The CPU and CUDA steps post sends and wait for receives where their
+    // tensor is read (pipecc-lower-rank-program): simulate that.
+    timing.overlapSends = true;
     setCosts(problem, timing);
 
     // Boundary k lies between virtual stages k and k + 1.

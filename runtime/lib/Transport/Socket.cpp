@@ -10,9 +10,14 @@
 // progress thread reads every connection as data arrives: into the first
 // posted receive of the same (peer, channel, tag), or else into a queue of
 // unexpected messages that later receives take from. Reading never waits
-// for this rank's main thread, so a blocking send always completes and two
-// ranks sending to each other cannot deadlock (startSend is therefore a
-// plain send). Messages of one (peer, channel, tag) keep their order.
+// for this rank's main thread, so a send always completes and two ranks
+// sending to each other cannot deadlock. Started sends (startSend, and
+// blocking sends of the Program channel behind them) are written by a
+// sender thread in order while the main thread computes on; both threads
+// sleep in the kernel when there is nothing to move, so on one core per
+// rank they take CPU only to copy bytes. Messages of one (peer, channel,
+// tag) keep their order. A started send first writes what the socket takes
+// without blocking, so a small message completes at once.
 //
 // Collectives are messages to and from one root, in rank order, so the
 // float sums are the same bits as MpiTransport's. A rank that ends without
@@ -35,6 +40,7 @@
 #include <mutex>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <thread>
 #include <unistd.h>
@@ -145,6 +151,8 @@ struct Transfer {
   int64_t bytes = 0;
   bool done = false;
   std::string error; ///< set with done on a size mismatch
+  /// A started send: bytes of its header and payload already written.
+  int64_t written = 0;
 };
 
 struct Unexpected {
@@ -163,6 +171,11 @@ public:
             Channel channel) override {
     checkPeerAndTag(peer, tag, "send", kMaxTag);
     checkSize(bytes, "send to", peer, tag);
+    if (channel == Channel::Program) {
+      // Behind the started sends of the same tag, in order.
+      wait(startSend(data, bytes, peer, tag));
+      return;
+    }
     sendWire(peer, wireChannel(channel), tag, data, bytes, "send to");
   }
   void recv(void *data, int64_t bytes, int peer, int tag,
@@ -224,6 +237,13 @@ private:
   int timeoutSeconds_ = 60;
   int wakePipe_[2] = {-1, -1};
   std::thread progress_;
+  /// Started sends, written in order by the sender thread (started at the
+  /// first isend) while the main thread computes on; guarded by mutex_.
+  std::deque<std::shared_ptr<Transfer>> sendQueue_;
+  std::condition_variable sendQueued_;
+  bool stopSender_ = false;
+  std::thread sender_;
+  void senderLoop();
   bool finalized_ = false;
 
   // Shared with the progress thread, under mutex_.
@@ -382,7 +402,60 @@ SocketTransport::~SocketTransport() {
   }
 }
 
+void SocketTransport::senderLoop() {
+  for (;;) {
+    std::shared_ptr<Transfer> transfer;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      sendQueued_.wait(lock,
+                       [&] { return stopSender_ || !sendQueue_.empty(); });
+      if (sendQueue_.empty())
+        return;
+      transfer = sendQueue_.front();
+    }
+    Header header{kMagic, transfer->channel, transfer->tag, 0, transfer->bytes};
+    bool written;
+    int error = 0;
+    {
+      // The rest of what startSend could not write at once.
+      std::lock_guard<std::mutex> sending(*sendMutexes_[transfer->peer]);
+      int fd = sockets_[static_cast<size_t>(transfer->peer)];
+      int64_t headerLeft =
+          std::max<int64_t>(0, int64_t(sizeof header) - transfer->written);
+      int64_t payloadDone =
+          std::max<int64_t>(0, transfer->written - int64_t(sizeof header));
+      written = writeFully(fd,
+                           reinterpret_cast<char *>(&header) + sizeof header -
+                               headerLeft,
+                           headerLeft) &&
+                writeFully(fd, transfer->data + payloadDone,
+                           transfer->bytes - payloadDone);
+      error = errno;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    sendQueue_.pop_front();
+    if (!written)
+      transfer->error =
+          broken_.empty() ? std::string(std::strerror(error)) : broken_;
+    transfer->done = true;
+    changed_.notify_all();
+  }
+}
+
 void SocketTransport::stopProgressThread() {
+  if (sender_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopSender_ = true;
+    }
+    sendQueued_.notify_all();
+    // Unwinding from an error the sender may be stuck in a write: the
+    // process ends right after.
+    if (std::uncaught_exceptions() > 0)
+      sender_.detach();
+    else
+      sender_.join();
+  }
   if (!progress_.joinable())
     return;
   char stop = 1;
@@ -397,6 +470,8 @@ void SocketTransport::finalize() {
   finalized_ = true;
   if (size_ == 1)
     return;
+  // Started sends go out before the goodbye.
+  waitAll();
   Header goodbye{kMagic, kGoodbyeChannel, 0, 0, 0};
   for (int peer = 0; peer < size_; ++peer)
     if (peer != rank_) {
@@ -539,6 +614,11 @@ bool SocketTransport::receiveMessage(int peer) {
 void SocketTransport::sendWire(int peer, uint32_t channel, int tag,
                                const void *data, int64_t bytes,
                                const char *what) {
+  {
+    // A started send may lie half written on the wire: it goes first.
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return sendQueue_.empty() || !broken_.empty(); });
+  }
   Header header{kMagic, channel, tag, 0, bytes};
   std::lock_guard<std::mutex> sending(*sendMutexes_[peer]);
   int fd = sockets_[static_cast<size_t>(peer)];
@@ -609,13 +689,45 @@ int64_t SocketTransport::startSend(const void *data, int64_t bytes, int peer,
                                    int tag) {
   checkPeerAndTag(peer, tag, "isend", kMaxTag);
   checkSize(bytes, "isend to", peer, tag);
-  // The peer's progress thread always reads: the send completes now.
-  sendWire(peer, kProgramChannel, tag, data, bytes, "isend to");
+  // The sender thread writes it while this thread computes on; the peer's
+  // progress thread always reads, so it completes without the peer
+  // posting a receive.
   auto transfer = std::make_shared<Transfer>();
   transfer->peer = peer;
+  transfer->channel = kProgramChannel;
   transfer->tag = tag;
-  transfer->done = true;
+  transfer->data = static_cast<char *>(const_cast<void *>(data));
+  transfer->bytes = bytes;
   handles_[nextHandle_] = transfer;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (sendQueue_.empty()) {
+    // Nothing queued: write what the socket takes now without blocking (a
+    // small message completes here, with no thread hand-over).
+    std::lock_guard<std::mutex> sending(*sendMutexes_[peer]);
+    Header header{kMagic, kProgramChannel, tag, 0, bytes};
+    iovec parts[2] = {{&header, sizeof header},
+                      {transfer->data, static_cast<size_t>(bytes)}};
+    msghdr message{};
+    message.msg_iov = parts;
+    message.msg_iovlen = 2;
+    ssize_t n;
+    do
+      n = ::sendmsg(sockets_[static_cast<size_t>(peer)], &message,
+                    MSG_DONTWAIT | MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+      fail("isend to rank ", peer, " tag ", tag, ": ",
+           broken_.empty() ? std::string(std::strerror(errno)) : broken_);
+    transfer->written = std::max<ssize_t>(n, 0);
+    if (transfer->written == int64_t(sizeof header) + bytes) {
+      transfer->done = true;
+      return nextHandle_++;
+    }
+  }
+  if (!sender_.joinable())
+    sender_ = std::thread([this] { senderLoop(); });
+  sendQueue_.push_back(transfer);
+  sendQueued_.notify_one();
   return nextHandle_++;
 }
 
@@ -654,8 +766,7 @@ void SocketTransport::sendRecv(const void *sendData, int64_t sendBytes,
                       std::to_string(recvTag);
   auto receive =
       postReceive(source, kProgramChannel, recvTag, recvData, recvBytes);
-  sendWire(dest, kProgramChannel, sendTag, sendData, sendBytes,
-           "sendrecv to");
+  wait(startSend(sendData, sendBytes, dest, sendTag));
   waitFor(*receive, where);
 }
 

@@ -147,6 +147,46 @@ TEST(Simulator, OverlappingSendsDoNotWaitForTheReceiver) {
                               "m0 from rank 0)"});
 }
 
+TEST(Simulator, OverlappedReceivesAreWaitedForWhereTheirTensorIsRead) {
+  // Rank 1 posts both receives before computing (as the runtime's step
+  // posts them early); each forward waits only for its own message.
+  ScheduleProblem problem = ScheduleProblem::linear(2, 2);
+  problem.durations = {ChunkDurations{1, 2, 3}, ChunkDurations{4, 5, 6}};
+  auto compute = [](ComputeKind kind, int stage, int mb) {
+    return ProgramAction::computeOf(ComputeAction{kind, stage, 0, mb});
+  };
+  auto message = [](ProgramActionKind kind, int peer, const char *tensor,
+                    int mb) {
+    return ProgramAction::message(kind, peer, tensor, mb, 10);
+  };
+  using K = ProgramActionKind;
+  std::vector<Program> programs = {
+      {compute(ComputeKind::Forward, 0, 0), message(K::Send, 1, "act.q0", 0),
+       compute(ComputeKind::Forward, 0, 1), message(K::Send, 1, "act.q0", 1),
+       message(K::Recv, 1, "grad.q0", 0), compute(ComputeKind::Backward, 0, 0),
+       message(K::Recv, 1, "grad.q0", 1), compute(ComputeKind::Backward, 0, 1)},
+      {message(K::Recv, 0, "act.q0", 0), message(K::Recv, 0, "act.q0", 1),
+       compute(ComputeKind::Forward, 1, 0),
+       compute(ComputeKind::Backward, 1, 0), message(K::Send, 0, "grad.q0", 0),
+       compute(ComputeKind::Forward, 1, 1),
+       compute(ComputeKind::Backward, 1, 1),
+       message(K::Send, 0, "grad.q0", 1)}};
+  TimingModel timing{10, 0.5, 0}; // 1.5 s per message
+  timing.overlapSends = true;
+  Result<SimulationResult> result = simulate(problem, programs, timing);
+  ASSERT_TRUE(result.ok()) << result.message();
+  // Rank 0 posts act m0 at 1 (arrives 2.5) and m1 at 2 (arrives 3.5).
+  // Rank 1's receives take no time where they stand; F(m0) starts when m0
+  // arrives, not when m1 does.
+  EXPECT_DOUBLE_EQ(result->timelines[1][1].start, 0);
+  EXPECT_DOUBLE_EQ(result->timelines[1][1].end, 0);
+  EXPECT_DOUBLE_EQ(result->timelines[1][2].start, 2.5);
+  // B1(m0) [6.5, 11.5] + W 6 -> the fused backward ends at 17.5; grad m0
+  // posted then arrives at 19, where rank 0's B(m0) starts.
+  EXPECT_DOUBLE_EQ(result->timelines[1][3].end, 17.5);
+  EXPECT_DOUBLE_EQ(result->timelines[0][5].start, 19);
+}
+
 TEST(Simulator, RejectsASwappedSendAndReceive) {
   ScheduleProblem problem = ScheduleProblem::linear(3, 4);
   std::vector<Program> programs = oneFOneBPrograms(problem);

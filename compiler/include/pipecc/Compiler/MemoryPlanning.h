@@ -34,6 +34,9 @@ struct MemoryPlanSettings {
   /// (no what-if scaling), as the rank executables are built with.
   bool asCompiled = false;
   int64_t alignment = 64;
+  /// The step posts receives before they stand in the program (the CPU
+  /// target; pipecc/Conversion/MessageWaits.h).
+  bool postReceivesEarly = true;
 };
 
 /// The settings for a precision ("fp32" or "bf16"); nullopt for another.

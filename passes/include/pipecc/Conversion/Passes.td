@@ -291,7 +291,10 @@ def LowerRankProgram : Pass<"pipecc-lower-rank-program", "::mlir::ModuleOp"> {
     - `pipecc_step(ctx)`: the rank's program in order, through the runtime's
       C API (`runtime/include/pipecc/Runtime/Runtime.h`): loading data,
       calling the stage functions on the buffers of the micro-batch,
-      accumulating gradients, sending and receiving, all-reduces. Losses
+      accumulating gradients, non-blocking sends and receives
+      (`pipecc_rt_isend` / `pipecc_rt_irecv`, each waited for with
+      `pipecc_rt_wait` where its buffer is next used, by the rule of
+      `pipecc/Conversion/MessageWaits.h`), all-reduces. Losses
       are reported with `pipecc_rt_report_loss_at`, which reads the value
       where the target keeps it (device memory on CUDA): the host code
       never loads from a buffer itself.

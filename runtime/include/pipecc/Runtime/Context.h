@@ -46,6 +46,25 @@ struct Timer {
   bool running = false;
 };
 
+/// --timers: where one step's seconds went on this rank (docs/cli.md,
+/// "Timers"). `other` is what the step took beyond the named parts.
+struct StepTimes {
+  double step = 0;
+  /// F/B/W actions (between pipecc_rt_trace_begin and _end).
+  double compute = 0;
+  /// Starting messages (isend/irecv calls).
+  double post = 0;
+  /// Waiting for messages: pipecc_rt_wait, blocking send/recv, the wait
+  /// for transfers left at the step's end.
+  double wait = 0;
+  /// Optimizer, loss reduction, gradient all-reduces.
+  double optimizer = 0;
+  /// The BLAS's sgemm counters over the step (when the target reports
+  /// them; calls < 0 otherwise).
+  int64_t sgemmCalls = -1, sgemmFlops = 0;
+  double sgemmSeconds = 0;
+};
+
 } // namespace pipecc::rt
 
 struct pipecc_rt_context {
@@ -71,6 +90,15 @@ struct pipecc_rt_context {
   /// PIPECC_RT_PROGRAM_COUNTED_MEAN_LOSS (exact integers in a double).
   double lossCount = 0;
   std::map<std::string, pipecc::rt::Timer> timers;
+  /// --timers: the running step's times (null when off: the one test each
+  /// timed call makes), and every finished step's.
+  pipecc::rt::StepTimes *stepTimes = nullptr;
+  pipecc::rt::StepTimes currentStep;
+  std::vector<pipecc::rt::StepTimes> finishedSteps;
+  double computeStartedAt = 0;
+  /// --trace: what each started transfer is, by handle, for its wait's
+  /// record (filled while the traced step runs).
+  std::map<int64_t, pipecc::rt::TraceEvent> startedTransfers;
   /// --trace: the record of the traced step.
   std::unique_ptr<pipecc::rt::StepTrace> trace;
   /// `trace` while the traced step runs, else null: the one test every

@@ -38,9 +38,11 @@ extern "C" {
  * pipecc_rt_require_cpu_features, CpuFeatures.h, before main; 6: stage
  * functions add weight gradients into the accumulator, the step calls
  * pipecc_rt_check_gradient on it, and a program says its
- * stage_workspace_bytes);
+ * stage_workspace_bytes; 7: the step posts its messages with
+ * pipecc_rt_isend / pipecc_rt_irecv and waits for them with
+ * pipecc_rt_wait);
  * pipecc_rt_main refuses a program built for another version. */
-#define PIPECC_RT_ABI_VERSION 6
+#define PIPECC_RT_ABI_VERSION 7
 
 /*===----------------------------------------------------------------------===*
  * The program description the compiler emits for each rank
