@@ -571,6 +571,8 @@ RankHostBuilder::lastGradientContributions(pipeline::ProgramOp program) {
   for (auto &entry : checks)
     llvm::sort(entry.second);
   return checks;
+}
+
 int64_t RankHostBuilder::plannedSlots(StringRef name) {
   auto plan = module->getAttrOfType<DictionaryAttr>(attrs::kMemoryPlan);
   auto entries = plan ? plan.getAs<ArrayAttr>("buffers") : ArrayAttr();
