@@ -17,15 +17,15 @@
 // ABI: pipeline.pipeline @train
 
 // The schedule and the ABI attributes are consumed; the module keeps its rank.
-// CHECK: module attributes {pipeline.rank = 1 : i64}
+// CHECK: module attributes {pipeline.rank = 1 : i64, pipeline.workspace_bytes = {{[0-9]+}} : i64}
 // CHECK-NOT: pipeline.stage_abi
 // CHECK-NOT: pipeline.pipeline
 // CHECK-NOT: pipeline.program
 
 // Buffers in order of first use: labels (0), w1 (1) and its gradient (2),
 // the received a4 (3), the forward's results a5, a6, a7 (4-6), the
-// backward's g9 and g12 (7, 8), w1's gradient only added into the
-// accumulator (9, scratch).
+// backward's g9 and g12 (7, 8); w1's gradient is written by the W function
+// into its accumulator (no scratch buffer), checked after the last W.
 // CHECK-LABEL: llvm.func @pipecc_step(%arg0: !llvm.ptr)
 // Message tags count the pipeline's tensor names in order: a4 = 0, g12 = 1.
 // CHECK: %[[A4:.*]] = llvm.mlir.constant(3 : i64) : i64
@@ -60,9 +60,8 @@
 // CHECK: llvm.call @pipecc_rt_wait(%arg0, %[[RECV1]])
 // CHECK: llvm.call @stage1_forward(
 // CHECK: llvm.call @stage1_backward_input(
+// CHECK-NOT: llvm.call @pipecc_rt_accumulate_gradient
 // CHECK: llvm.call @stage1_backward_weight(
-// CHECK-NEXT: %[[GRAD:.*]] = llvm.mlir.constant(2 : i64) : i64
-// CHECK-NEXT: llvm.call @pipecc_rt_accumulate_gradient(%arg0, %[[GRAD]],
 // CHECK-NEXT: llvm.call @pipecc_rt_trace_end(%arg0)
 // The send of micro-batch 0's g12 is posted before the next compute
 // (micro-batch 1's backward) and waited for only at the end of the step
@@ -81,12 +80,12 @@
 // CHECK-NEXT: llvm.return
 
 // CHECK: llvm.mlir.global internal constant @pipecc_target("cpu\00")
-// Ten descriptors {name, role, dtype, per_microbatch, num_dims, shape, bytes,
-// parameter_id, num_classes, slots, offset} (ABI version 5).
-// CHECK: llvm.mlir.global internal constant @pipecc_buffers() {{.*}} : !llvm.array<10 x struct<(ptr, i32, i32, i32, i32, ptr, i64, i64, i64, i64, i64)>>
+// Nine descriptors {name, role, dtype, per_microbatch, num_dims, shape, bytes,
+// parameter_id, num_classes, slots, offset} (ABI version 7).
+// CHECK: llvm.mlir.global internal constant @pipecc_buffers() {{.*}} : !llvm.array<9 x struct<(ptr, i32, i32, i32, i32, ptr, i64, i64, i64, i64, i64)>>
 // CHECK-LABEL: llvm.mlir.global internal constant @pipecc_program()
-// CHECK-SAME: !llvm.struct<(i32, i32, i32, i32, i64, f32, f32, i32, i64, ptr, ptr, i64, ptr)>
-// CHECK: %[[VERSION:.*]] = llvm.mlir.constant(5 : i32) : i32
+// CHECK-SAME: !llvm.struct<(i32, i32, i32, i32, i64, f32, f32, i32, i64, ptr, ptr, i64, ptr, i64)>
+// CHECK: %[[VERSION:.*]] = llvm.mlir.constant(7 : i32) : i32
 // CHECK: llvm.insertvalue %[[VERSION]], %{{.*}}[0]
 // CHECK: llvm.mlir.addressof @pipecc_target
 // CHECK-LABEL: llvm.func @main(

@@ -18,7 +18,7 @@
 // CHECK-NOT: memref.alloc
 // CHECK-NOT: memref.dealloc
 // CHECK: return
-func.func @stage(%a: memref<16xf32>, %out: memref<16xf32>) {
+func.func @stage(%a: memref<16xf32>, %out: memref<16xf32>) attributes {pipeline.stage_abi = {kind = "forward", args = [], results = []}} {
   %c0 = arith.constant 0 : index
   %c0f = arith.constant 0.0 : f32
   %big = memref.alloc() {alignment = 64 : i64} : memref<32xf32>
@@ -40,11 +40,21 @@ func.func @stage(%a: memref<16xf32>, %out: memref<16xf32>) {
 // CHECK-LABEL: func.func @dynamic
 // CHECK: memref.alloc(%{{.*}}) : memref<?xf32>
 // CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<192xi8> to memref<8xf32>
-func.func @dynamic(%n: index, %out: memref<8xf32>) {
+func.func @dynamic(%n: index, %out: memref<8xf32>) attributes {pipeline.stage_abi = {kind = "forward", args = [], results = []}} {
   %d = memref.alloc(%n) : memref<?xf32>
   %s = memref.alloc() : memref<8xf32>
   memref.copy %s, %out : memref<8xf32> to memref<8xf32>
   memref.dealloc %s : memref<8xf32>
   memref.dealloc %d : memref<?xf32>
+  return
+}
+
+// Functions that are not stage functions may call each other: untouched.
+// CHECK-LABEL: func.func @helper
+// CHECK: memref.alloc() : memref<8xf32>
+func.func @helper(%out: memref<8xf32>) {
+  %s = memref.alloc() : memref<8xf32>
+  memref.copy %s, %out : memref<8xf32> to memref<8xf32>
+  memref.dealloc %s : memref<8xf32>
   return
 }

@@ -50,14 +50,20 @@ GemmOperand unpackGemmOperand(OpBuilder &b, Location loc, Value memref) {
   // its source's and would drop that shift, so it is added here from the
   // root of the chain.
   Value root = memref;
-  Value shift = b.create<arith::ConstantIndexOp>(loc, 0);
-  while (auto viewLike = root.getDefiningOp<ViewLikeOpInterface>()) {
-    if (auto view = dyn_cast<memref::ViewOp>(viewLike.getOperation()))
-      shift = b.create<arith::AddIOp>(loc, shift, view.getByteShift());
-    root = viewLike.getViewSource();
+  Value shift;
+  for (Value source = memref;
+       auto viewLike = source.getDefiningOp<ViewLikeOpInterface>();) {
+    source = viewLike.getViewSource();
+    if (auto view = dyn_cast<memref::ViewOp>(viewLike.getOperation())) {
+      shift = shift ? b.create<arith::AddIOp>(loc, shift, view.getByteShift())
+                          .getResult()
+                    : view.getByteShift();
+      root = source;
+    }
   }
-  Value base = b.create<arith::AddIOp>(
-      loc, b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, root), shift);
+  Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, root);
+  if (shift)
+    base = b.create<arith::AddIOp>(loc, base, shift);
   Value bytes = b.create<arith::MulIOp>(
       loc, metadata.getOffset(),
       b.create<arith::ConstantIndexOp>(loc, elementBytes));

@@ -147,7 +147,9 @@ struct PlanStageWorkspacePass
     SmallVector<std::pair<func::FuncOp, SmallVector<Temporary>>> plans;
     int64_t bytes = 0;
     for (auto func : module.getOps<func::FuncOp>()) {
-      if (func.isExternal())
+      // Only stage functions: the host calls one at a time, and none calls
+      // another (other functions may call each other and share nothing).
+      if (func.isExternal() || !func->hasAttr(pipecc::attrs::kStageAbi))
         continue;
       SmallVector<Temporary> temps = collect(func);
       if (temps.empty())
