@@ -98,9 +98,6 @@ LogicalResult readCosts(PipelineOp pipeline, LibraryPrograms &result) {
     problem.durations[stage.rank * table->chunks + stage.chunk] = {
         stage.cost.forwardSeconds, stage.cost.backwardInputSeconds,
         stage.cost.backwardWeightSeconds};
-  // As the schedule phase predicts: posted sends, receives waited for
-  // where their tensor is read.
-  result.timing.overlapSends = true;
   if (const cost::DeviceProfile *profile =
           cost::lookupDeviceProfile(table->device)) {
     result.timing.bandwidthBytesPerSecond = profile->linkBytesPerSecond;
