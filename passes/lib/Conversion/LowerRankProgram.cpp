@@ -123,8 +123,8 @@ private:
                               const StageCall &stage, int64_t microbatch);
   LogicalResult emitAllReduce(OpBuilder &ob, Value context,
                               pipeline::AllReduceOp op);
-  /// The program's actions as the message wait rule (MessageWaits.h) sees
-  /// them, and where the step waits for each message.
+  /// Where the step posts and waits for each message of the program
+  /// (MessageWaits.h; receives posted early on the CPU target only).
   MessagePlan messagePlan(ArrayRef<Operation *> actions);
   /// Copies of tensor `name`'s buffer in the static memory plan (0: one
   /// per micro-batch, also without a plan).
@@ -666,9 +666,10 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
     }
     return emitStageCall(ob, context, call, mb);
   };
-  // Sends are posted where the program has them, receives as soon as their
-  // copy is free, and both waited for where their buffer is next used
-  // (MessageWaits.h): the handle of each posted message, by action index.
+  // Sends are posted where the program has them, receives (on the CPU
+  // target) as soon as their copy is free, and both waited for where their
+  // buffer is next used (MessageWaits.h): the handle of each posted
+  // message, by action index.
   SmallVector<Operation *> actions = llvm::to_vector(llvm::map_range(
       program.getBody().front(), [](Operation &op) { return &op; }));
   MessagePlan messages = messagePlan(actions);
@@ -695,7 +696,7 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
     return transfer(op, "pipecc_rt_irecv", op.getTensor(), op.getPeer(),
                     op.getMicrobatch(), op.getType(), index);
   };
-  // Before action `at`: the early receives, then the waits.
+  // Before action `at`: the receives posted there, then the waits.
   auto messagesBefore = [&](size_t at) -> LogicalResult {
     for (size_t message : messages.postsBefore[at])
       if (failed(postRecv(llvm::cast<pipeline::RecvOp>(actions[message]),
