@@ -378,33 +378,43 @@ def gemm_shapes(torch, model, example, rows_divisor, first_reads_input):
     return shapes
 
 
-def sgemm_peak(torch, shapes, seconds=0.3):
+def sgemm_peak(torch, shapes, best, seconds=0.3):
     """The single-thread torch.mm rate (GFLOP/s) of the step's matmuls if
     each ran at its best measured time: forward x W^T, input gradient
     dY W, weight gradient dY^T X for every Linear (the first has no input
-    gradient), best of repeated timings."""
-    best = {}
+    gradient). `best` maps (m, k, n) to the best time so far: each call
+    times every shape again and keeps the better time, so that measuring
+    before and after the runs rides out a busy moment of a shared
+    machine."""
     total_flops, total_time = 0.0, 0.0
     for rows, k, n, input_grad in shapes:
         products = [(rows, k, n), (n, rows, k)] + ([(rows, n, k)]
                                                    if input_grad else [])
-        for m_, k_, n_ in products:
-            key = (m_, k_, n_)
-            if key not in best:
-                a = torch.randn(m_, k_)
-                b = torch.randn(k_, n_)
+        for key in products:
+            if key not in best or not best[key][1]:
+                a = torch.randn(key[0], key[1])
+                b = torch.randn(key[1], key[2])
                 torch.mm(a, b)
                 times, start = [], time.perf_counter()
                 while time.perf_counter() - start < seconds or len(times) < 3:
                     t0 = time.perf_counter()
                     torch.mm(a, b)
                     times.append(time.perf_counter() - t0)
-                best[key] = min(times)
-            total_flops += 2.0 * m_ * k_ * n_
-            total_time += best[key]
-    rates = {"%dx%dx%d" % key: 2.0 * key[0] * key[1] * key[2] / t / 1e9
-             for key, t in best.items()}
-    return total_flops / total_time / 1e9, rates
+                best[key] = (min(times + [best.get(key, (1e9,))[0]]), True)
+            total_flops += 2.0 * key[0] * key[1] * key[2]
+            total_time += best[key][0]
+    return total_flops / total_time / 1e9
+
+
+def measure_peaks(torch, o, full, example, model, best, profile_rate):
+    """sgemm_peak per micro-batch count (1 and M), a fresh timing of every
+    shape, the better of it and pipecc profile's best matmul rate."""
+    for key in best:
+        best[key] = (best[key][0], False)
+    return {m: max(sgemm_peak(torch, gemm_shapes(torch, full, example, m,
+                                                 model == "mlp"), best,
+                              0.1 if o["quick"] else 0.3), profile_rate or 0)
+            for m in sorted({1, o["microbatches"]})}
 
 
 # -------------------------------------------------------- torch runners --
@@ -763,12 +773,9 @@ def cmd_run(out):
                 flops_source = "scripts/model_flops.py"
         except (ValueError, KeyError):
             pass
-        peaks = {}
-        for m in sorted({1, o["microbatches"]}):
-            rate, _ = sgemm_peak(torch, gemm_shapes(torch, full, example, m,
-                                                    model == "mlp"),
-                                 0.1 if o["quick"] else 0.3)
-            peaks[m] = max(rate, profile_rate or 0)
+        best = {}
+        peaks = measure_peaks(torch, o, full, example, model, best,
+                              profile_rate)
         extra[model] = {"flops": flops, "flops_source": flops_source,
                         "peaks": peaks, "profiled": bool(profile_rate)}
         features = None
@@ -830,6 +837,8 @@ def cmd_run(out):
                     entry["memory"], entry["timers"] = result[2], result[3]
         if features:
             extra[model]["features"] = features
+        extra[model]["peaks"] = measure_peaks(torch, o, full, example, model,
+                                              best, profile_rate)
         # The models done so far, in case a later one is stopped.
         partial = list(lines)
         report(o, results, extra, cores,
