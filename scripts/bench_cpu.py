@@ -401,9 +401,33 @@ def sgemm_peak(torch, shapes, best, seconds=0.3):
                     torch.mm(a, b)
                     times.append(time.perf_counter() - t0)
                 best[key] = (min(times + [best.get(key, (1e9,))[0]]), True)
-            total_flops += 2.0 * key[0] * key[1] * key[2]
-            total_time += best[key][0]
+            flops = 2.0 * key[0] * key[1] * key[2]
+            seconds = best[key][0]
+            rate = profile_shape_rate(key)
+            if rate:
+                seconds = min(seconds, flops / rate)
+            total_flops += flops
+            total_time += seconds
     return total_flops / total_time / 1e9
+
+
+PROFILE_GEMM = {}
+
+
+def profile_shape_rate(key):
+    """pipecc profile's best rate (FLOP/s, over its transpositions and
+    beta) for the product key = (m, k, n), when the shape is a point of
+    its grid; None otherwise."""
+    gemm = PROFILE_GEMM.get("gemm")
+    if not gemm:
+        return None
+    m, k, n = key
+    axes = gemm["m"], gemm["n"], gemm["k"]
+    if m not in axes[0] or n not in axes[1] or k not in axes[2]:
+        return None
+    point = ((axes[0].index(m) * len(axes[1]) + axes[1].index(n)) *
+             len(axes[2]) + axes[2].index(k))
+    return max(t["flops_per_s"][point] for t in gemm["tables"])
 
 
 def measure_peaks(torch, o, full, example, model, best, profile_rate):
@@ -411,9 +435,9 @@ def measure_peaks(torch, o, full, example, model, best, profile_rate):
     shape, the better of it and pipecc profile's best matmul rate."""
     for key in best:
         best[key] = (best[key][0], False)
-    return {m: max(sgemm_peak(torch, gemm_shapes(torch, full, example, m,
-                                                 model == "mlp"), best,
-                              0.1 if o["quick"] else 0.3), profile_rate or 0)
+    return {m: sgemm_peak(torch, gemm_shapes(torch, full, example, m,
+                                             model == "mlp"), best,
+                          0.1 if o["quick"] else 0.3)
             for m in sorted({1, o["microbatches"]})}
 
 
@@ -645,7 +669,7 @@ def pipecc_compile(o, pipecc, folder, model, p, m, schedule, out, device):
 STEP_LINE = re.compile(r"^step (\d+) loss (\S+) samples/s (\S+)", re.M)
 MEMORY_LINE = re.compile(
     r"^memory rank (\d+): arena (\d+) bytes.*peak (\d+) bytes", re.M)
-GFLOPS = re.compile(r"([0-9.]+)\s*GFLOP/s", re.I)
+GFLOPS = re.compile(r"^timers rank \d+ median .*sgemm_gflops ([0-9.]+)", re.M)
 
 
 def pipecc_run(o, out, batch, folder, features, log):
@@ -698,7 +722,9 @@ def pipecc_profile(pipecc, out):
             rates.append(node if "gflop" in key else node / 1e9)
 
     try:
-        walk(json.load(open(path)))
+        profile = json.load(open(path))
+        walk(profile)
+        PROFILE_GEMM.update(profile if isinstance(profile, dict) else {})
     except ValueError:
         pass
     return path, (max(rates) if rates else None)
@@ -867,9 +893,11 @@ def report(o, results, extra, cores, say):
         say("## %s" % model)
         say()
         say("model FLOPs per step %.3f GFLOP (%s); single-core sgemm peak "
-            "over the model's matmul shapes (torch.mm%s, best): %s"
+            "for the model's matmul shapes (each shape at the best of "
+            "torch.mm%s, then the step's products at those rates): %s"
             % (x["flops"] / 1e9, x["flops_source"],
-               " and pipecc profile" if x["profiled"] else "",
+               " and pipecc profile's rate at that shape" if x["profiled"]
+               else "",
                ", ".join("M=%d %.1f GFLOP/s" % (m, r)
                          for m, r in sorted(x["peaks"].items()))))
         say()
@@ -963,8 +991,8 @@ def report(o, results, extra, cores, say):
                 # The last lines (the last step's, where printed per step);
                 # the log has them all.
                 shown = timers[-4 * p:]
-                rates = [float(r) for line in shown
-                         for r in GFLOPS.findall(line)]
+                # Each rank's median step (--timers' median line).
+                rates = [float(r) for r in GFLOPS.findall("\n".join(timers))]
                 say("```")
                 for line in shown:
                     say(line)
@@ -974,7 +1002,8 @@ def report(o, results, extra, cores, say):
                         len(shown), len(timers),
                         config_name(model, runner, p, m, schedule)))
                 peak = x["peaks"].get(m)
-                say("sgemm GFLOP/s reported: %s" % (
+                say("sgemm GFLOP/s of each rank's median step, against the "
+                    "best rate for the model's shapes: %s" % (
                     ", ".join("%.1f (%.0f%% of peak)" % (r, 100 * r / peak)
                               for r in rates) if rates else "n/a"))
         if not features.get("--threads"):
