@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 using namespace pipecc::rt;
 
@@ -525,6 +526,17 @@ float readFloat(pipecc_rt_context &c, const float *value) {
   c.device->copyToHost(&result, value, sizeof result);
   return result;
 }
+
+/// The gradient accumulator `id` and its element count; `caller` names the
+/// entry point in the error when the buffer is not a gradient.
+std::pair<BufferStorage *, int64_t>
+gradientAccumulator(pipecc_rt_context &c, int64_t id, const char *caller) {
+  BufferStorage &storage = c.buffer(id);
+  if (storage.desc->role != PIPECC_RT_ROLE_GRADIENT)
+    fail(caller, ": ", c.bufferLabel(id), " is not a gradient");
+  return {&storage,
+          storage.desc->bytes / static_cast<int64_t>(sizeof(float))};
+}
 } // namespace
 
 void pipecc_rt_report_loss_at(pipecc_rt_context *ctx, int64_t microbatch,
@@ -544,12 +556,9 @@ void pipecc_rt_accumulate_gradient(pipecc_rt_context *ctx,
                                    int64_t microbatch, const float *src) {
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
-    BufferStorage &storage = c.buffer(gradient_buffer_id);
-    if (storage.desc->role != PIPECC_RT_ROLE_GRADIENT)
-      fail("accumulate_gradient: ", c.bufferLabel(gradient_buffer_id),
-           " is not a gradient");
-    int64_t count =
-        storage.desc->bytes / static_cast<int64_t>(sizeof(float));
+    auto [accumulator, count] =
+        gradientAccumulator(c, gradient_buffer_id, "accumulate_gradient");
+    BufferStorage &storage = *accumulator;
     // The accumulator starts the step at zero and the job stops at the first
     // non-finite sum, so a non-finite element here is this micro-batch's
     // doing (a non-finite gradient, or finite ones overflowing).
@@ -572,12 +581,9 @@ void pipecc_rt_check_gradient(pipecc_rt_context *ctx,
                               int64_t gradient_buffer_id) {
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
-    BufferStorage &storage = c.buffer(gradient_buffer_id);
-    if (storage.desc->role != PIPECC_RT_ROLE_GRADIENT)
-      fail("check_gradient: ", c.bufferLabel(gradient_buffer_id),
-           " is not a gradient");
-    int64_t count =
-        storage.desc->bytes / static_cast<int64_t>(sizeof(float));
+    auto [accumulator, count] =
+        gradientAccumulator(c, gradient_buffer_id, "check_gradient");
+    BufferStorage &storage = *accumulator;
     std::vector<float> copy;
     const float *values = reinterpret_cast<const float *>(storage.memory);
     if (!c.device->isHost()) {
