@@ -80,17 +80,30 @@ int64_t findNonFinite(const float *data, int64_t count) {
   return -1;
 }
 
+namespace {
+/// Exponent bits all ones: inf or nan. An integer OR over a loop keeps it
+/// vectorized.
+inline uint32_t nonFiniteBit(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return (bits & 0x7f800000u) == 0x7f800000u;
+}
+} // namespace
+
+int64_t scanNonFinite(const float *data, int64_t count) {
+  uint32_t nonFinite = 0;
+  for (int64_t i = 0; i < count; ++i)
+    nonFinite |= nonFiniteBit(data[i]);
+  return nonFinite ? findNonFinite(data, count) : -1;
+}
+
 int64_t addAndFindNonFinite(float *dst, const float *src, int64_t count) {
-  // Exponent bits all ones: inf or nan. An integer OR over the loop keeps it
-  // vectorized, as cheap as the addition alone; the search runs only on
-  // failure.
+  // As cheap as the addition alone; the search runs only on failure.
   uint32_t nonFinite = 0;
   for (int64_t i = 0; i < count; ++i) {
     float sum = dst[i] + src[i];
     dst[i] = sum;
-    uint32_t bits;
-    std::memcpy(&bits, &sum, sizeof bits);
-    nonFinite |= (bits & 0x7f800000u) == 0x7f800000u;
+    nonFinite |= nonFiniteBit(sum);
   }
   return nonFinite ? findNonFinite(dst, count) : -1;
 }
@@ -584,28 +597,14 @@ void pipecc_rt_check_gradient(pipecc_rt_context *ctx,
     auto [accumulator, count] =
         gradientAccumulator(c, gradient_buffer_id, "check_gradient");
     BufferStorage &storage = *accumulator;
-    std::vector<float> copy;
-    const float *values = reinterpret_cast<const float *>(storage.memory);
-    if (!c.device->isHost()) {
-      copy.resize(count);
-      c.device->copyToHost(copy.data(), storage.memory,
-                           count * static_cast<int64_t>(sizeof(float)));
-      values = copy.data();
-    }
-    // Exponent bits all ones: inf or nan; an OR over the loop vectorizes,
-    // the search runs only on failure.
-    uint32_t nonFinite = 0;
-    for (int64_t i = 0; i < count; ++i) {
-      uint32_t bits;
-      std::memcpy(&bits, &values[i], sizeof bits);
-      nonFinite |= (bits & 0x7f800000u) == 0x7f800000u;
-    }
-    if (!nonFinite)
+    float value = 0;
+    int64_t bad = c.device->findNonFiniteF32(
+        reinterpret_cast<const float *>(storage.memory), count, value);
+    if (bad < 0)
       return;
-    int64_t bad = findNonFinite(values, count);
     fail("step ", c.stepIndex + 1, ": the gradient of '",
          c.program->buffers[storage.desc->parameter_id].name,
-         "' summed over the micro-batches is ", nonFiniteName(values[bad]),
+         "' summed over the micro-batches is ", nonFiniteName(value),
          " at element ", bad, "; training stopped, nothing saved");
   });
 }

@@ -25,6 +25,16 @@ int64_t Device::accumulateF32(float *dst, const float *src, int64_t count) {
   return bad;
 }
 
+int64_t Device::findNonFiniteF32(const float *data, int64_t count,
+                                 float &value) {
+  std::vector<float> values(static_cast<size_t>(count));
+  copyToHost(values.data(), data, count * static_cast<int64_t>(sizeof(float)));
+  int64_t bad = scanNonFinite(values.data(), count);
+  if (bad >= 0)
+    value = values[bad];
+  return bad;
+}
+
 void Device::sgdUpdateF32(float *param, const float *grad, int64_t count,
                           float step) {
   std::vector<float> values(static_cast<size_t>(count)),
@@ -80,6 +90,13 @@ public:
 
   int64_t accumulateF32(float *dst, const float *src, int64_t count) override {
     return addAndFindNonFinite(dst, src, count);
+  }
+  int64_t findNonFiniteF32(const float *data, int64_t count,
+                           float &value) override {
+    int64_t bad = scanNonFinite(data, count);
+    if (bad >= 0)
+      value = data[bad];
+    return bad;
   }
   void sgdUpdateF32(float *param, const float *grad, int64_t count,
                     float step) override {

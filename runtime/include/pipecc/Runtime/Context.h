@@ -131,6 +131,9 @@ namespace pipecc::rt {
 const char *nonFiniteName(float value);
 /// Index of the first inf or nan among `count` floats, or -1.
 int64_t findNonFinite(const float *data, int64_t count);
+/// findNonFinite with a vectorized test first: as cheap as reading the
+/// data when everything is finite, which is every step but the last.
+int64_t scanNonFinite(const float *data, int64_t count);
 /// dst[i] += src[i]; then the index of the first non-finite dst[i], or -1.
 int64_t addAndFindNonFinite(float *dst, const float *src, int64_t count);
 

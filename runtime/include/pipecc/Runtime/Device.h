@@ -65,6 +65,10 @@ public:
   /// dst[i] += src[i]; returns -1 when every dst[i] is finite afterwards,
   /// else the index of a non-finite one.
   virtual int64_t accumulateF32(float *dst, const float *src, int64_t count);
+  /// -1 when every data[i] is finite, else the index of a non-finite one
+  /// and its value in `value`.
+  virtual int64_t findNonFiniteF32(const float *data, int64_t count,
+                                   float &value);
   /// param[i] -= step * grad[i].
   virtual void sgdUpdateF32(float *param, const float *grad, int64_t count,
                             float step);
