@@ -1,0 +1,74 @@
+//===- PackedGemm.h - GEMM with a B operand packed once, reused -*- C++ -*-===//
+//
+// A BLAS packs both operands of every GEMM call into the layout its
+// micro-kernel reads. For a stage's matmuls with a weight as B (the forward
+// X * W^T and the input gradient dY * W) that repacks the whole weight on
+// every micro-batch's call: with 32-row micro-batches about a fifth of the
+// matmul time (docs/design.md, "Packed weights"). Here op(B) is packed once
+// (PackedMatrix) and every later call only packs its small A.
+//
+// Mechanism only: which kernel a CPU gets, and whether a rank uses this
+// path at all, is decided by selectPackedGemmKernel() and its caller.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPECC_RUNTIME_CPU_GEMM_PACKEDGEMM_H
+#define PIPECC_RUNTIME_CPU_GEMM_PACKEDGEMM_H
+
+#include <cstdint>
+#include <memory>
+
+namespace pipecc::rt::gemm {
+
+struct Kernel;
+
+/// op(B), K x N, in the panel layout of one kernel (zero-padded to whole
+/// panels). Owns its storage (64-byte aligned).
+class PackedMatrix {
+public:
+  PackedMatrix();
+  ~PackedMatrix();
+  PackedMatrix(PackedMatrix &&) noexcept;
+  PackedMatrix &operator=(PackedMatrix &&) noexcept;
+
+  int64_t rows() const { return k; }    // K
+  int64_t columns() const { return n; } // N
+  /// Bytes held (the packed copy, padding included).
+  int64_t bytes() const;
+
+private:
+  friend void packB(const Kernel &, bool, int64_t, int64_t, const float *,
+                    int64_t, PackedMatrix &);
+  friend void gemmPackedB(const Kernel &, bool, int64_t, float, const float *,
+                          int64_t, const PackedMatrix &, float, float *,
+                          int64_t);
+  int64_t k = 0, n = 0;
+  const Kernel *packedFor = nullptr;
+  struct Storage;
+  std::unique_ptr<Storage> storage;
+};
+
+/// The best kernel of this build for this CPU (by CPUID and the OS's saved
+/// register state), or null when none of them is the CPU's widest vector
+/// FMA (then the BLAS's own kernels are faster: use the BLAS).
+const Kernel *selectPackedGemmKernel();
+
+/// A short name for reports, e.g. "avx2-fma 4x24".
+const char *kernelName(const Kernel &kernel);
+
+/// Packs op(B) for `kernel`: B is stored row-major with row stride ldb, as
+/// a K x N matrix (transB false) or N x K (transB true). Reuses `out`'s
+/// storage when large enough.
+void packB(const Kernel &kernel, bool transB, int64_t k, int64_t n,
+           const float *b, int64_t ldb, PackedMatrix &out);
+
+/// C = alpha * op(A) * B + beta * C, row-major; op(A) is M x K (A stored
+/// M x K, or K x M when transA), `b` was packed by packB for `kernel`,
+/// C is M x N with row stride ldc. beta = 0 never reads C (NaN-safe, as
+/// sgemm). Single-threaded; sums in a fixed order (deterministic).
+void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
+                 const float *a, int64_t lda, const PackedMatrix &b,
+                 float beta, float *c, int64_t ldc);
+
+} // namespace pipecc::rt::gemm
+
+#endif // PIPECC_RUNTIME_CPU_GEMM_PACKEDGEMM_H
