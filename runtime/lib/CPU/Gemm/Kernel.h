@@ -31,6 +31,17 @@ using MicroKernel = void (*)(int64_t kc, const float *a, const float *b,
                              int64_t rows, int64_t cols, const char *prefetch,
                              int64_t prefetchLines);
 
+/// Packs op(B)'s k-block (`kc` rows from row p0 of op(B), all `n`
+/// columns) into its panels at `out` (B stored as in packB).
+using PackBBlock = void (*)(bool transB, int64_t kc, int64_t n,
+                            const float *b, int64_t ldb, int64_t p0,
+                            float *out);
+/// Packs op(A)'s rows [row0, row0 + rows) x columns [p0, p0 + kc) into
+/// micro-panels at `out` (A stored as in gemmPackedB).
+using PackABlock = void (*)(bool transA, const float *a, int64_t lda,
+                            int64_t row0, int64_t rows, int64_t p0,
+                            int64_t kc, float *out);
+
 struct Kernel {
   const char *name;
   int64_t mr, nr;
@@ -40,6 +51,8 @@ struct Kernel {
   /// (mc x kc floats) stays in L2 while every B panel passes over it.
   int64_t mc;
   MicroKernel microKernel;
+  PackBBlock packB;
+  PackABlock packA;
 };
 
 #if defined(__x86_64__)

@@ -61,39 +61,6 @@ int64_t blockDepth(int64_t k, int64_t kc) {
   return k == 0 ? 0 : ceilDiv(k, ceilDiv(k, kc));
 }
 
-/// op(A)'s rows [row0, row0 + rows) x columns [p0, p0 + kc) into
-/// micro-panels of mr rows (zero rows below the last).
-void packA(bool transA, const float *a, int64_t lda, int64_t row0,
-           int64_t rows, int64_t p0, int64_t kc, int64_t mr, float *out) {
-  for (int64_t i0 = 0; i0 < rows; i0 += mr, out += kc * mr) {
-    int64_t valid = std::min(mr, rows - i0);
-    if (transA) {
-      // A is K x M: a micro-panel's column p is contiguous in A's row p.
-      for (int64_t p = 0; p < kc; ++p) {
-        const float *src = a + (p0 + p) * lda + row0 + i0;
-        float *dst = out + p * mr;
-        int64_t i = 0;
-        for (; i < valid; ++i)
-          dst[i] = src[i];
-        for (; i < mr; ++i)
-          dst[i] = 0.0f;
-      }
-      continue;
-    }
-    for (int64_t i = 0; i < mr; ++i) {
-      float *dst = out + i;
-      if (i >= valid) {
-        for (int64_t p = 0; p < kc; ++p)
-          dst[p * mr] = 0.0f;
-        continue;
-      }
-      const float *src = a + (row0 + i0 + i) * lda + p0;
-      for (int64_t p = 0; p < kc; ++p)
-        dst[p * mr] = src[p];
-    }
-  }
-}
-
 /// The A blocks of a call, reused across calls (one per thread).
 thread_local AlignedBuffer packedA;
 } // namespace
@@ -151,35 +118,9 @@ void packB(const Kernel &kernel, bool transB, int64_t k, int64_t n,
   out.n = n;
   out.packedFor = &kernel;
   out.storage->depth = depth;
-  for (int64_t p0 = 0; p0 < k; p0 += depth) {
-    int64_t kc = std::min(depth, k - p0);
-    for (int64_t j0 = 0; j0 < n; j0 += nr) {
-      float *panel = packed + p0 * paddedN + j0 * kc;
-      int64_t valid = std::min(nr, n - j0);
-      if (!transB) {
-        // B is K x N: a panel row is a piece of a row of B.
-        for (int64_t p = 0; p < kc; ++p) {
-          const float *src = b + (p0 + p) * ldb + j0;
-          float *dst = panel + p * nr;
-          std::memcpy(dst, src, valid * sizeof(float));
-          std::fill(dst + valid, dst + nr, 0.0f);
-        }
-        continue;
-      }
-      // B is N x K: a panel column is a piece of a row of B.
-      for (int64_t j = 0; j < nr; ++j) {
-        float *dst = panel + j;
-        if (j >= valid) {
-          for (int64_t p = 0; p < kc; ++p)
-            dst[p * nr] = 0.0f;
-          continue;
-        }
-        const float *src = b + (j0 + j) * ldb + p0;
-        for (int64_t p = 0; p < kc; ++p)
-          dst[p * nr] = src[p];
-      }
-    }
-  }
+  for (int64_t p0 = 0; p0 < k; p0 += depth)
+    kernel.packB(transB, std::min(depth, k - p0), n, b, ldb, p0,
+                 packed + p0 * paddedN);
 }
 
 void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
@@ -219,7 +160,7 @@ void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
     bool lastRowBlock = i0 + rows == m;
     for (int64_t p0 = 0; p0 < k; p0 += depth) {
       int64_t kc = std::min(depth, k - p0);
-      packA(transA, a, lda, i0, rows, p0, kc, mr, aBlock);
+      kernel.packA(transA, a, lda, i0, rows, p0, kc, aBlock);
       // The first k-block applies beta, the later ones add to C.
       float blockBeta = p0 == 0 ? beta : 1.0f;
       const float *panel = packedB + p0 * paddedN;
