@@ -13,8 +13,10 @@
 // the time of packB for one weight (done once per weight and step).
 //
 // Usage: pipecc-gemm-bench [--repeats R] [--calls C] [--kc D] [--mc R]
-//                          [--n N] [--k K] [M ...]   (default M: 32 64 256)
+//            [--weights W] [--n N] [--k K] [M ...]   (default M: 32 64 256)
 //   --kc, --mc   the kernel's blocking, overridden for tuning
+//   --weights W  distinct weights rotated (default: 16, or more to pass
+//                64 MiB; 1 times hot operands)
 //
 //===----------------------------------------------------------------------===//
 #include "CPU/Gemm/Kernel.h"
@@ -50,7 +52,7 @@ double median(std::vector<double> values) {
 [[noreturn]] void usage(const char *message) {
   std::fprintf(stderr,
                "pipecc-gemm-bench: %s\nusage: pipecc-gemm-bench [--repeats "
-               "R] [--calls C] [--kc D] [--mc R] [--n N] [--k K] [M ...]\n",
+               "R] [--calls C] [--kc D] [--mc R] [--weights W] [--n N] [--k K] [M ...]\n",
                message);
   std::exit(2);
 }
@@ -65,7 +67,8 @@ int64_t positive(const char *text) {
 } // namespace
 
 int main(int argc, char **argv) {
-  int64_t repeats = 5, calls = 32, n = 1024, k = 1024, kc = 0, mc = 0;
+  int64_t repeats = 5, calls = 32, n = 1024, k = 1024, kc = 0, mc = 0,
+          weightsWanted = 0;
   std::vector<int64_t> ms;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -82,6 +85,8 @@ int main(int argc, char **argv) {
       kc = value();
     else if (arg == "--mc")
       mc = value();
+    else if (arg == "--weights")
+      weightsWanted = value();
     else if (arg == "--n")
       n = value();
     else if (arg == "--k")
@@ -107,8 +112,10 @@ int main(int argc, char **argv) {
 
   const int64_t poolBytes = int64_t(64) << 20;
   int64_t weightBytes = n * k * int64_t(sizeof(float));
-  int64_t count = std::max<int64_t>(16, (poolBytes + weightBytes - 1) /
-                                            weightBytes);
+  int64_t count = weightsWanted
+                      ? weightsWanted
+                      : std::max<int64_t>(16, (poolBytes + weightBytes - 1) /
+                                                  weightBytes);
   std::printf("kernel %s (kc %lld, mc %lld); BLAS %s; %lld weights %lldx%lld "
               "rotated (%lld MiB, each packed too); median of %lld repeats "
               "of %lld calls\n",

@@ -148,9 +148,11 @@ TEST(PackedGemm, AlphaAndBetaScaleLikeSgemm) {
         EXPECT_LT(worstError(kernel, g, random, packed), 1e-5)
             << "kc=" << kernel.kc << " alpha=" << alpha << " beta=" << beta;
       }
-    // K = 0: C = beta * C.
+    // K = 0, or alpha = 0: C = beta * C.
     Case empty{false, true, 5, 6, 0, 1.0f, 0.5f, 1, 1, 3};
     EXPECT_LT(worstError(kernel, empty, random, packed), 1e-7);
+    Case noProduct{false, true, 5, 6, 7, 0.0f, 0.5f, 1, 1, 3};
+    EXPECT_LT(worstError(kernel, noProduct, random, packed), 1e-7);
   }
 }
 

@@ -138,8 +138,9 @@ void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
          " needs >= ", aColumns, ", ldc=", ldc, " needs >= ", n, ")");
   if (m == 0 || n == 0)
     return;
-  if (k == 0) {
-    // Nothing to sum: C = beta * C, and beta = 0 must not read C.
+  if (k == 0 || alpha == 0.0f) {
+    // No product (as sgemm: A and B are not read): C = beta * C, and
+    // beta = 0 must not read C.
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j)
         c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
