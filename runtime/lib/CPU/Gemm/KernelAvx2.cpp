@@ -20,11 +20,14 @@
 namespace pipecc::rt::gemm {
 namespace {
 constexpr int64_t kMr = 4, kNr = 24;
-/// K-block depth: the whole K of the model's 1024-wide layers (one pass
-/// over C); the B panel (96 KiB) and the A block then share L2.
-constexpr int64_t kKc = 1024;
-/// Rows per A block: 64 x 1024 floats, 256 KiB of the 512 KiB L2.
-constexpr int64_t kMc = 64;
+// Blocking for Zen 3's 32 KiB L1d and 512 KiB L2 per core (measured with
+// pipecc-gemm-bench --kc/--mc; 256, 512 and 1024 deep and 32 to 256 rows
+// were within the noise of each other, 512 x 128 never behind):
+/// K-block depth: a B panel is 48 KiB, read from L2 by each row tile.
+constexpr int64_t kKc = 512;
+/// Rows per A block: 128 x 512 floats, 256 KiB of L2; up to 128 rows
+/// (micro-batches of 32 to 128) stream the packed B once per call.
+constexpr int64_t kMc = 128;
 
 /// Stores one row of the tile: c = alpha * x + beta * c (beta = 0: c is
 /// not read).
@@ -56,16 +59,11 @@ void microKernel4x24(int64_t kc, const float *a, const float *b, float *c,
   __m256 c10 = c00, c11 = c00, c12 = c00;
   __m256 c20 = c00, c21 = c00, c22 = c00;
   __m256 c30 = c00, c31 = c00, c32 = c00;
-  // Prefetches are issued once per group of 4 steps, spread evenly over
-  // the groups (at most 2 per group).
+  // The prefetches are spread evenly over the groups of 4 steps: a group
+  // issues one each time its share (prefetchLines per group, counted in
+  // groups) passes a whole line.
   int64_t groups = kc / 4;
-  int64_t perGroup = groups > 0 && prefetchLines > groups ? 2 : 1;
-  int64_t every =
-      groups > 0 && prefetchLines > 0
-          ? std::max<int64_t>(1, groups * perGroup / prefetchLines)
-          : groups + 1;
-  const char *prefetchEnd = prefetch + 64 * prefetchLines;
-  int64_t countdown = every;
+  int64_t credit = 0;
 #define PIPECC_GEMM_STEP(q)                                                    \
   {                                                                            \
     __m256 b0 = _mm256_loadu_ps(b + (q) * kNr);                                \
@@ -95,12 +93,9 @@ void microKernel4x24(int64_t kc, const float *a, const float *b, float *c,
     PIPECC_GEMM_STEP(3)
     a += 4 * kMr;
     b += 4 * kNr;
-    if (--countdown == 0) {
-      countdown = every;
-      for (int64_t i = 0; i < perGroup && prefetch < prefetchEnd; ++i) {
-        _mm_prefetch(prefetch, _MM_HINT_T0);
-        prefetch += 64;
-      }
+    for (credit += prefetchLines; credit >= groups; credit -= groups) {
+      _mm_prefetch(prefetch, _MM_HINT_T0);
+      prefetch += 64;
     }
   }
   for (int64_t p = groups * 4; p < kc; ++p) {
