@@ -232,6 +232,36 @@ TEST(PackedGemm, MisuseIsAnErrorNotAWrongResult) {
                pipecc::rt::RuntimeError);
 }
 
+// gemm() packs B per call into a per-thread copy and runs the same loops:
+// bit-identical to packB + gemmPackedB, for the weight gradient's shape
+// (dY^T * X: A transposed, K the micro-batch's rows, beta = 1; the shallow
+// loop order) and a deep one.
+TEST(PackedGemm, PerCallPackingEqualsPackedOnce) {
+  const Kernel *kernel = selectPackedGemmKernel();
+  if (!kernel)
+    GTEST_SKIP() << "no packed-GEMM kernel for this CPU";
+  std::mt19937 random(7);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  for (auto [transA, m, n, k] :
+       {std::tuple{true, int64_t(300), int64_t(200), int64_t(32)},
+        std::tuple{false, int64_t(70), int64_t(90), int64_t(600)}}) {
+    std::vector<float> a(m * k), b(k * n), c(m * n);
+    for (std::vector<float> *x : {&a, &b, &c})
+      for (float &v : *x)
+        v = uniform(random);
+    std::vector<float> expected = c;
+    int64_t lda = transA ? m : k;
+    PackedMatrix packed;
+    packB(*kernel, false, k, n, b.data(), n, packed);
+    gemmPackedB(*kernel, transA, m, 1.0f, a.data(), lda, packed, 1.0f,
+                expected.data(), n);
+    gemm(*kernel, transA, false, m, n, k, 1.0f, a.data(), lda, b.data(), n,
+         1.0f, c.data(), n);
+    EXPECT_EQ(0, std::memcmp(c.data(), expected.data(), c.size() * 4))
+        << "m=" << m << " n=" << n << " k=" << k;
+  }
+}
+
 TEST(PackedGemm, KernelChoiceFollowsThePolicy) {
   const Kernel *selected = selectPackedGemmKernel();
   EXPECT_EQ(selected, selectPackedGemmKernel()); // decided once

@@ -63,7 +63,13 @@ int64_t blockDepth(int64_t k, int64_t kc) {
 
 /// The A blocks of a call, reused across calls (one per thread).
 thread_local AlignedBuffer packedA;
+
+/// Bytes of packed B up to which a shallow product (one k-block) keeps all
+/// of B in L2 and walks C row by row (gemmShallow): a quarter of this
+/// machine's 512 KiB L2, leaving room for the A block and C's lines.
+constexpr int64_t kShallowBBytes = 128 * 1024;
 } // namespace
+
 
 struct PackedMatrix::Storage {
   AlignedBuffer values;
@@ -123,6 +129,40 @@ void packB(const Kernel &kernel, bool transB, int64_t k, int64_t n,
                  packed + p0 * paddedN);
 }
 
+/// A product of one k-block whose packed B fits L2 (a weight gradient:
+/// K = the micro-batch's rows): each row tile of A runs over every B panel
+/// in turn, so C (the large operand, usually cold: an accumulator) is read
+/// and written along its rows, four sequential streams the hardware
+/// prefetcher follows, with the tile two panels ahead prefetched too. The
+/// k-block loop of gemmPackedB would walk C down strided column strips.
+void gemmShallow(const Kernel &kernel, bool transA, int64_t m, float alpha,
+                 const float *a, int64_t lda, const PackedMatrix &b,
+                 float beta, float *c, int64_t ldc) {
+  int64_t k = b.k, n = b.n, mr = kernel.mr, nr = kernel.nr;
+  const float *packedB = b.storage->values.data();
+  int64_t rowsPerBlock = ceilDiv(ceilDiv(m, ceilDiv(m, kernel.mc)), mr) * mr;
+  float *aBlock = packedA.reserve(rowsPerBlock * k);
+  for (int64_t i0 = 0; i0 < m; i0 += rowsPerBlock) {
+    int64_t rows = std::min(rowsPerBlock, m - i0);
+    kernel.packA(transA, a, lda, i0, rows, 0, k, aBlock);
+    for (int64_t t = 0; t * mr < rows; ++t) {
+      int64_t tileRows = std::min(mr, rows - t * mr);
+      float *cRows = c + (i0 + t * mr) * ldc;
+      const float *panel = packedB;
+      for (int64_t j0 = 0; j0 < n; j0 += nr, panel += k * nr) {
+        if (j0 + 2 * nr < n)
+          for (int64_t r = 0; r < tileRows; ++r)
+            for (int64_t line = 0; line < nr * 4; line += 64)
+              __builtin_prefetch(cRows + r * ldc + j0 + 2 * nr + line / 4,
+                                 /*rw=*/1, /*locality=*/3);
+        kernel.microKernel(k, aBlock + t * k * mr, panel, cRows + j0, ldc,
+                           alpha, beta, tileRows, std::min(nr, n - j0),
+                           nullptr, 0);
+      }
+    }
+  }
+}
+
 void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
                  const float *a, int64_t lda, const PackedMatrix &b,
                  float beta, float *c, int64_t ldc) {
@@ -151,6 +191,8 @@ void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
   int64_t paddedN = ceilDiv(n, nr) * nr;
   int64_t depth = b.storage->depth;
   const float *packedB = b.storage->values.data();
+  if (depth == k && k * paddedN * 4 <= kShallowBBytes && m > mr)
+    return gemmShallow(kernel, transA, m, alpha, a, lda, b, beta, c, ldc);
   // Rows per A block: balanced like the k-blocks, whole micro-panels.
   int64_t rowsPerBlock = ceilDiv(ceilDiv(m, ceilDiv(m, kernel.mc)), mr) * mr;
   float *aBlock = packedA.reserve(rowsPerBlock * depth);
@@ -192,6 +234,15 @@ void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
       }
     }
   }
+}
+
+void gemm(const Kernel &kernel, bool transA, bool transB, int64_t m,
+          int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+          const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  // One per thread, reused: its storage grows to the largest B seen.
+  thread_local PackedMatrix scratch;
+  packB(kernel, transB, k, n, b, ldb, scratch);
+  gemmPackedB(kernel, transA, m, alpha, a, lda, scratch, beta, c, ldc);
 }
 
 } // namespace pipecc::rt::gemm
