@@ -33,7 +33,9 @@
 #      MODELS ("mlp gpt"), SCHEDULES ("gpipe 1f1b zb-h1 zb-v"; also
 #      interleaved-1f1b), LR (0.01), RUN_TIMEOUT (900 s per run),
 #      PIPECC (build/bin/pipecc), QUICK=1 (a smoke run: P "1 2", 4 steps,
-#      1 repeat, width 256, batch 64, mlp, 1f1b; explicit settings win).
+#      1 repeat, width 256, batch 64, mlp, 1f1b; explicit settings win),
+#      BLAS_ROWS=1 (each pipecc configuration also run with
+#      --no-packed-weights, as runner pipecc-blas).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dry_run=0

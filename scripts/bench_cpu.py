@@ -81,6 +81,9 @@ def options():
                               "1f1b" if quick else "gpipe 1f1b zb-h1 zb-v"),
         "lr": float(os.environ.get("LR", "") or 0.01),
         "timeout": env_int("RUN_TIMEOUT", 900),
+        # Also every pipecc configuration with --no-packed-weights (the BLAS
+        # packing each weight at every call): what the packed copies gain.
+        "blas_rows": os.environ.get("BLAS_ROWS", "") not in ("", "0"),
     }
     for text in env_list("P", "1 2" if quick else "1 2 4"):
         if not text.isdigit() or int(text) < 1:
@@ -118,6 +121,8 @@ def configs(o):
                 for mb in sorted({1, m}):
                     rows.append((model, "eager", 1, mb, "-"))
                     rows.append((model, "pipecc", 1, mb, "1f1b"))
+                    if o["blas_rows"]:
+                        rows.append((model, "pipecc-blas", 1, mb, "1f1b"))
                 continue
             blocks = len(block_sizes(model_spec(o, model)))
             for schedule in o["schedules"]:
@@ -126,6 +131,8 @@ def configs(o):
                     continue  # More stages than the model has blocks.
                 rows.append((model, "torch", p, m, schedule))
                 rows.append((model, "pipecc", p, m, schedule))
+                if o["blas_rows"]:
+                    rows.append((model, "pipecc-blas", p, m, schedule))
     return rows
 
 
@@ -147,10 +154,12 @@ def cmd_plan():
         model, runner, p, m, schedule = row
         if runner == "eager":
             what = "PyTorch eager"
-        elif runner == "pipecc":
+        elif runner in ("pipecc", "pipecc-blas"):
             what = "pipecc --stages %d --microbatches %d --schedule %s " \
                 "--chunks %d" % (p, m, schedule,
                                  SCHEDULES[schedule][1] if p > 1 else 1)
+            if runner == "pipecc-blas":
+                what += ", run with --no-packed-weights"
         else:
             chunks = SCHEDULES[schedule][1]
             groups = split_blocks(block_sizes(model_spec(o, model)),
@@ -672,10 +681,12 @@ MEMORY_LINE = re.compile(
 GFLOPS = re.compile(r"^timers rank \d+ median .*sgemm_gflops ([0-9.]+)", re.M)
 
 
-def pipecc_run(o, out, batch, folder, features, log):
+def pipecc_run(o, out, batch, folder, features, log, blas_only=False):
     cmd = [os.path.join(out, "launch"), "--transport", "socket", "--data",
            os.path.join(folder, "data"), "--steps", str(o["steps"]),
            "--lr", str(o["lr"])]
+    if blas_only:
+        cmd.append("--no-packed-weights")
     for flag in ("--timers", "--memory"):
         if features[flag]:
             cmd.append(flag)
@@ -814,6 +825,15 @@ def cmd_run(out):
             entry = {"runs": [], "losses": None, "error": None,
                      "prefix": os.path.join(out, "runs", config_name(*row))}
             results[row] = entry
+            if runner == "pipecc-blas":
+                # The pipecc row's executables, run with --no-packed-weights.
+                twin = results.get((model, "pipecc", p, m, schedule), {})
+                entry["error"] = twin.get("error") or (
+                    None if "binary" in twin else "no pipecc row")
+                for key in ("binary", "predicted", "arena"):
+                    if key in twin:
+                        entry[key] = twin[key]
+                continue
             if runner != "pipecc":
                 continue
             if not pipecc:
@@ -845,10 +865,11 @@ def cmd_run(out):
                       file=sys.stderr, flush=True)
                 prefix = "%s.%d" % (entry["prefix"], i)
                 try:
-                    if runner == "pipecc":
+                    if runner in ("pipecc", "pipecc-blas"):
                         result = pipecc_run(o, entry["binary"],
                                             spec["batch"], folder, features,
-                                            prefix + ".log")
+                                            prefix + ".log",
+                                            runner == "pipecc-blas")
                     else:
                         result = torch_run(o, folder, runner, p, m, schedule,
                                            prefix)
@@ -859,7 +880,7 @@ def cmd_run(out):
                     continue
                 entry["runs"].append(result[0])
                 entry["losses"] = result[1]
-                if runner == "pipecc":
+                if runner in ("pipecc", "pipecc-blas"):
                     entry["memory"], entry["timers"] = result[2], result[3]
         if features:
             extra[model]["features"] = features
@@ -918,14 +939,14 @@ def report(o, results, extra, cores, say):
                 continue
             med, lo, hi = stats
             ratio = "n/a"
-            if runner == "pipecc":
+            if runner in ("pipecc", "pipecc-blas"):
                 peer = ("eager", 1, m, "-") if p == 1 else \
                     ("torch", p, m, schedule)
                 if peer in medians:
                     ratio = "%.2f" % (med / medians[peer][0])
             gflops = x["flops"] / med / 1e9
             peak = x["peaks"].get(m) or x["peaks"].get(o["microbatches"])
-            predicted = e.get("predicted")
+            predicted = e.get("predicted") if runner == "pipecc" else None
             spread = "%s-%s" % (fmt_ms(lo), fmt_ms(hi))
             if len(e["runs"]) < o["repeats"]:
                 spread += " (%d of %d runs: %s)" % (
@@ -982,10 +1003,13 @@ def report(o, results, extra, cores, say):
                 "" if features.get("--timers") else " n/a"))
         for (m_, runner, p, m, schedule), e in rows:
             timers = e.get("timers")
-            if runner != "pipecc" or not features.get("--timers"):
+            if runner not in ("pipecc", "pipecc-blas") or \
+                    not features.get("--timers"):
                 continue
             say()
-            say("P=%d M=%d %s: %s" % (p, m, schedule, "" if timers else
+            say("%sP=%d M=%d %s: %s" % ("pipecc-blas " if runner != "pipecc"
+                                        else "", p, m, schedule,
+                                        "" if timers else
                                       "n/a (nothing printed)"))
             if timers:
                 # The last lines (the last step's, where printed per step);
