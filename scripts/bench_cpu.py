@@ -677,7 +677,9 @@ def pipecc_compile(o, pipecc, folder, model, p, m, schedule, out, device):
 
 STEP_LINE = re.compile(r"^step (\d+) loss (\S+) samples/s (\S+)", re.M)
 MEMORY_LINE = re.compile(
-    r"^memory rank (\d+): arena (\d+) bytes.*peak (\d+) bytes", re.M)
+    r"^memory rank (\d+): arena (\d+) bytes.*peak (\d+) bytes"
+    r"(?:.*stage workspace (\d+) bytes)?(?:.*packed weights (\d+) bytes)?",
+    re.M)
 GFLOPS = re.compile(r"^timers rank \d+ median .*sgemm_gflops ([0-9.]+)", re.M)
 
 
@@ -699,8 +701,8 @@ def pipecc_run(o, out, batch, folder, features, log, blas_only=False):
     steps = STEP_LINE.findall(text)
     times = [batch / float(rate) for _, _, rate in steps]
     losses = [float(loss) for _, loss, _ in steps]
-    memory = {int(r): (int(a), int(pk)) for r, a, pk in
-              MEMORY_LINE.findall(text)}
+    memory = {int(r): (int(a), int(pk), int(ws or 0), int(pw or 0))
+              for r, a, pk, ws, pw in MEMORY_LINE.findall(text)}
     timers = [line for line in text.splitlines()
               if line.strip() and not STEP_LINE.match(line)
               and not MEMORY_LINE.match(line)]
@@ -983,18 +985,27 @@ def report(o, results, extra, cores, say):
             "arena_bytes) beside measured peak resident memory "
             "(`out/launch --memory`)")
         say()
-        say("| P | M | schedule | rank | plan MiB | peak RSS MiB |")
-        say("|---|---|---|---|---|---|")
+        say("The rest of the resident set: the stage workspace (a static "
+            "buffer beside the arena), the packed weight copies "
+            "(docs/design.md, \"Packed weights\"), the executable and its "
+            "libraries.")
+        say()
+        say("| P | M | schedule | rank | plan MiB | stage workspace MiB "
+            "| packed weights MiB | peak RSS MiB |")
+        say("|---|---|---|---|---|---|---|---|")
         for (m_, runner, p, m, schedule), e in rows:
             if runner != "pipecc" or "arena" not in e:
                 continue
             memory = e.get("memory") or {}
             for rank in range(p):
                 plan = e["arena"][rank] if rank < len(e["arena"]) else None
-                peak = memory.get(rank, (None, None))[1]
-                say("| %d | %d | %s | %d | %s | %s |" % (
+                _, peak, workspace, packed = memory.get(
+                    rank, (None, None, None, None))
+                say("| %d | %d | %s | %d | %s | %s | %s | %s |" % (
                     p, m, schedule, rank,
                     "%.1f" % (plan / 2**20) if plan else "n/a",
+                    "%.1f" % (workspace / 2**20) if peak else "n/a",
+                    "%.1f" % (packed / 2**20) if peak else "n/a",
                     "%.1f" % (peak / 2**20) if peak else "n/a"))
         features = x.get("features", {})
         say()
