@@ -55,6 +55,16 @@ void microKernel4x24(int64_t kc, const float *a, const float *b, float *c,
                      int64_t ldc, float alpha, float beta, int64_t rows,
                      int64_t cols, const char *prefetch,
                      int64_t prefetchLines) {
+  // C's tile is read (beta != 0) and written only after the kc steps:
+  // fetching its lines now hides their miss behind the FMAs (an
+  // accumulator of a weight gradient is cold, and its K is short).
+  for (int64_t i = 0; i < rows; ++i) {
+    _mm_prefetch(reinterpret_cast<const char *>(c + i * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char *>(c + i * ldc + 16),
+                 _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char *>(c + i * ldc + kNr - 1),
+                 _MM_HINT_T0);
+  }
   __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00;
   __m256 c10 = c00, c11 = c00, c12 = c00;
   __m256 c20 = c00, c21 = c00, c22 = c00;
