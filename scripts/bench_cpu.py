@@ -387,46 +387,102 @@ def gemm_shapes(torch, model, example, rows_divisor, first_reads_input):
     return shapes
 
 
-def sgemm_peak(torch, shapes, best, seconds=0.3):
-    """The single-thread torch.mm rate (GFLOP/s) of the step's matmuls if
+def step_products(shapes):
+    """The step's matmuls per Linear (rows, in, out, needs_input_grad):
+    (key, role) with key = (m, k, n) of the product and role "forward"
+    (x W^T), "input" (dY W) or "weight" (dY^T X, added into the
+    gradient's accumulator)."""
+    products = []
+    for rows, k, n, input_grad in shapes:
+        products.append(((rows, k, n), "forward"))
+        products.append(((n, rows, k), "weight"))
+        if input_grad:
+            products.append(((rows, n, k), "input"))
+    return products
+
+
+# The rotated operand of a cold timing passes this many bytes, so that each
+# call finds it in memory, not in the caches (32 MiB of L3 here), as a step
+# does: a weight is read once per layer and micro-batch, an accumulator
+# written once.
+COLD_BYTES = 64 << 20
+
+
+def time_product(torch, key, role, cold, seconds):
+    """The best time of one product by single-thread torch: hot operands
+    (the same ones every call), or cold (the step's large operand rotated
+    through COLD_BYTES of copies: the weight for forward and input, the
+    accumulator for weight, which adds into it with beta = 1 as the step
+    does: `addmm_`)."""
+    m, k, n = key
+    if not cold:
+        a, b = torch.randn(m, k), torch.randn(k, n)
+        run = lambda: torch.mm(a, b)
+    elif role == "weight":
+        a, b = torch.randn(k, m).t(), torch.randn(k, n)
+        cs = [torch.zeros(m, n) for _ in range(max(2, -(-COLD_BYTES //
+                                                       (4 * m * n))))]
+        state = [0]
+
+        def run():
+            state[0] = (state[0] + 1) % len(cs)
+            cs[state[0]].addmm_(a, b)
+    else:
+        a, c = torch.randn(m, k), torch.empty(m, n)
+        # forward: x W^T with W (out x in) = (n x k); input: dY W, W (k x n).
+        shape = (n, k) if role == "forward" else (k, n)
+        ws = [torch.randn(*shape) for _ in range(max(2, -(-COLD_BYTES //
+                                                     (4 * k * n))))]
+        state = [0]
+
+        def run():
+            state[0] = (state[0] + 1) % len(ws)
+            w = ws[state[0]]
+            torch.mm(a, w.t() if role == "forward" else w, out=c)
+    run()
+    times, start = [], time.perf_counter()
+    while time.perf_counter() - start < seconds or len(times) < 3:
+        t0 = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def sgemm_peak(torch, shapes, best, seconds=0.3, cold=False):
+    """The single-thread sgemm rate (GFLOP/s) of the step's matmuls if
     each ran at its best measured time: forward x W^T, input gradient
     dY W, weight gradient dY^T X for every Linear (the first has no input
-    gradient). `best` maps (m, k, n) to the best time so far: each call
-    times every shape again and keeps the better time, so that measuring
-    before and after the runs rides out a busy moment of a shared
-    machine."""
+    gradient), each at the better of torch (hot operands, or with `cold`
+    the step's large operand cold: time_product) and pipecc profile's rate
+    at that shape. `best` maps (key, role, cold) to the best time so far:
+    each call times every product again and keeps the better time, so that
+    measuring before and after the runs rides out a busy moment of a
+    shared machine."""
     total_flops, total_time = 0.0, 0.0
-    for rows, k, n, input_grad in shapes:
-        products = [(rows, k, n), (n, rows, k)] + ([(rows, n, k)]
-                                                   if input_grad else [])
-        for key in products:
-            if key not in best or not best[key][1]:
-                a = torch.randn(key[0], key[1])
-                b = torch.randn(key[1], key[2])
-                torch.mm(a, b)
-                times, start = [], time.perf_counter()
-                while time.perf_counter() - start < seconds or len(times) < 3:
-                    t0 = time.perf_counter()
-                    torch.mm(a, b)
-                    times.append(time.perf_counter() - t0)
-                best[key] = (min(times + [best.get(key, (1e9,))[0]]), True)
-            flops = 2.0 * key[0] * key[1] * key[2]
-            seconds = best[key][0]
-            rate = profile_shape_rate(key)
-            if rate:
-                seconds = min(seconds, flops / rate)
-            total_flops += flops
-            total_time += seconds
+    for key, role in step_products(shapes):
+        entry = (key, role if cold else "", cold)
+        if entry not in best or not best[entry][1]:
+            measured = time_product(torch, key, role, cold, seconds)
+            best[entry] = (min(measured, best.get(entry, (1e9,))[0]), True)
+        flops = 2.0 * key[0] * key[1] * key[2]
+        seconds_each = best[entry][0]
+        rate = profile_shape_rate(key, role)
+        if rate:
+            seconds_each = min(seconds_each, flops / rate)
+        total_flops += flops
+        total_time += seconds_each
     return total_flops / total_time / 1e9
 
 
 PROFILE_GEMM = {}
 
 
-def profile_shape_rate(key):
+def profile_shape_rate(key, role):
     """pipecc profile's best rate (FLOP/s, over its transpositions and
-    beta) for the product key = (m, k, n), when the shape is a point of
-    its grid; None otherwise."""
+    beta, and for a product by a weight (forward, input) also over its
+    packed-weight tables) for the product key = (m, k, n), when the shape
+    is a point of its grid; None otherwise. The profile's operands are
+    cold."""
     gemm = PROFILE_GEMM.get("gemm")
     if not gemm:
         return None
@@ -436,18 +492,25 @@ def profile_shape_rate(key):
         return None
     point = ((axes[0].index(m) * len(axes[1]) + axes[1].index(n)) *
              len(axes[2]) + axes[2].index(k))
-    return max(t["flops_per_s"][point] for t in gemm["tables"])
+    tables = list(gemm["tables"])
+    if role in ("forward", "input"):
+        tables += gemm.get("weight_tables", [])
+    return max(t["flops_per_s"][point] for t in tables)
 
 
 def measure_peaks(torch, o, full, example, model, best, profile_rate):
-    """sgemm_peak per micro-batch count (1 and M), a fresh timing of every
-    shape, the better of it and pipecc profile's best matmul rate."""
+    """sgemm_peak per micro-batch count (1 and M), hot and cold
+    ({m: (hot, cold)}), a fresh timing of every shape, the better of it and
+    pipecc profile's rate at that shape."""
     for key in best:
         best[key] = (best[key][0], False)
-    return {m: sgemm_peak(torch, gemm_shapes(torch, full, example, m,
-                                             model == "mlp"), best,
-                          0.1 if o["quick"] else 0.3)
-            for m in sorted({1, o["microbatches"]})}
+    seconds = 0.1 if o["quick"] else 0.3
+    peaks = {}
+    for m in sorted({1, o["microbatches"]}):
+        shapes = gemm_shapes(torch, full, example, m, model == "mlp")
+        peaks[m] = (sgemm_peak(torch, shapes, best, seconds),
+                    sgemm_peak(torch, shapes, best, seconds, cold=True))
+    return peaks
 
 
 # -------------------------------------------------------- torch runners --
@@ -916,16 +979,20 @@ def report(o, results, extra, cores, say):
         say("## %s" % model)
         say()
         say("model FLOPs per step %.3f GFLOP (%s); single-core sgemm peak "
-            "for the model's matmul shapes (each shape at the best of "
-            "torch.mm%s, then the step's products at those rates): %s"
+            "for the model's matmul shapes (each product of the step at the "
+            "best of torch%s at that shape, then the step's products at "
+            "those rates), hot (torch.mm on the same operands every call) "
+            "and cold (torch with the step's large operand rotated through "
+            "64 MiB: the weight of x W^T and dY W, the accumulator of the "
+            "weight gradient, added into with beta = 1 as in the step): %s"
             % (x["flops"] / 1e9, x["flops_source"],
-               " and pipecc profile's rate at that shape" if x["profiled"]
-               else "",
-               ", ".join("M=%d %.1f GFLOP/s" % (m, r)
-                         for m, r in sorted(x["peaks"].items()))))
+               " and pipecc profile's rate (cold; for products by a weight "
+               "also its packed-weight rate)" if x["profiled"] else "",
+               ", ".join("M=%d hot %.1f, cold %.1f GFLOP/s" % (m, hot, cold)
+                         for m, (hot, cold) in sorted(x["peaks"].items()))))
         say()
         say("| runner | P | M | schedule | median ms | spread ms (min-max) "
-            "| pipecc/PyTorch | GFLOP/s | % of peak x min(P, cores) "
+            "| pipecc/PyTorch | GFLOP/s | % of hot peak x min(P, cores) "
             "| predicted ms | measured/predicted |")
         say("|---|---|---|---|---|---|---|---|---|---|---|")
         medians = {}
@@ -947,7 +1014,7 @@ def report(o, results, extra, cores, say):
                 if peer in medians:
                     ratio = "%.2f" % (med / medians[peer][0])
             gflops = x["flops"] / med / 1e9
-            peak = x["peaks"].get(m) or x["peaks"].get(o["microbatches"])
+            peak = (x["peaks"].get(m) or x["peaks"].get(o["microbatches"]))[0]
             predicted = e.get("predicted") if runner == "pipecc" else None
             spread = "%s-%s" % (fmt_ms(lo), fmt_ms(hi))
             if len(e["runs"]) < o["repeats"]:
@@ -1036,10 +1103,11 @@ def report(o, results, extra, cores, say):
                     say("(last %d of %d lines; all in runs/%s.*.log)" % (
                         len(shown), len(timers),
                         config_name(model, runner, p, m, schedule)))
-                peak = x["peaks"].get(m)
+                hot, cold = x["peaks"].get(m)
                 say("sgemm GFLOP/s of each rank's median step, against the "
-                    "best rate for the model's shapes: %s" % (
-                    ", ".join("%.1f (%.0f%% of peak)" % (r, 100 * r / peak)
+                    "best rate for the model's shapes (hot; cold): %s" % (
+                    ", ".join("%.1f (%.0f%%; %.0f%%)" % (
+                        r, 100 * r / hot, 100 * r / cold)
                               for r in rates) if rates else "n/a"))
         if not features.get("--threads"):
             say()
