@@ -72,8 +72,24 @@ struct PackedMatrix::Storage {
 
 PackedMatrix::PackedMatrix() = default;
 PackedMatrix::~PackedMatrix() = default;
-PackedMatrix::PackedMatrix(PackedMatrix &&) noexcept = default;
-PackedMatrix &PackedMatrix::operator=(PackedMatrix &&) noexcept = default;
+// A moved-from matrix is empty (0 x 0), not a shape without storage.
+PackedMatrix::PackedMatrix(PackedMatrix &&other) noexcept
+    : k(other.k), n(other.n), packedFor(other.packedFor),
+      storage(std::move(other.storage)) {
+  other.k = other.n = 0;
+  other.packedFor = nullptr;
+}
+PackedMatrix &PackedMatrix::operator=(PackedMatrix &&other) noexcept {
+  if (this != &other) {
+    k = other.k;
+    n = other.n;
+    packedFor = other.packedFor;
+    storage = std::move(other.storage);
+    other.k = other.n = 0;
+    other.packedFor = nullptr;
+  }
+  return *this;
+}
 
 int64_t PackedMatrix::bytes() const {
   return storage ? storage->values.capacity() * 4 : 0;
