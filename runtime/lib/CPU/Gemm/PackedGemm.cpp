@@ -1,9 +1,10 @@
 //===- PackedGemm.cpp - Blocking, packing and kernel choice ---------------===//
 //
-// The mechanism of the packed-B GEMM (PackedGemm.h): packing op(B) and op(A)
-// in a kernel's layouts (Kernel.h) and the loops that run its micro-kernel
-// over them. Plain x86-64 code: the only vector code is in the kernels'
-// files, reached through selectPackedGemmKernel().
+// The mechanism of the packed-B GEMM (PackedGemm.h): the packed matrices'
+// storage, the blocking of a call (Kernel.h's layouts) and the loops that
+// run a kernel's packers and micro-kernel over the blocks. Plain x86-64
+// code: the vector code is in the kernels' files, reached only through
+// the kernel selectPackedGemmKernel() returns.
 //
 // Loop order of a call, for each block of mc rows of op(A):
 //   for each k-block: pack the A block (mc x kc) into micro-panels,
@@ -126,6 +127,9 @@ void packB(const Kernel &kernel, bool transB, int64_t k, int64_t n,
          " needs >= ", bColumns, ")");
   int64_t nr = kernel.nr;
   int64_t paddedN = ceilDiv(n, nr) * nr;
+  // Empty until packed: a failed allocation leaves no stale shape.
+  out.k = out.n = 0;
+  out.packedFor = nullptr;
   if (!out.storage)
     out.storage = std::make_unique<PackedMatrix::Storage>();
   float *packed = out.storage->values.reserve(k * paddedN);
