@@ -21,6 +21,7 @@
 #include <limits>
 #include <random>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 using namespace pipecc::rt::gemm;
@@ -206,6 +207,17 @@ TEST(PackedGemm, RepackingReusesStorageAndIsDeterministic) {
   gemmPackedB(kernel, false, m, 1.0f, a.data(), k, packed, 0.0f, c1.data(),
               n);
   gemmPackedB(kernel, false, m, 1.0f, a.data(), k, packed, 0.0f, c2.data(),
+              n);
+  EXPECT_EQ(std::memcmp(c1.data(), c2.data(), c1.size() * sizeof(float)), 0);
+
+  // Moved: the storage goes along, the source is left empty (0 x 0).
+  PackedMatrix moved = std::move(packed);
+  EXPECT_EQ(moved.rows(), k);
+  EXPECT_EQ(moved.columns(), n);
+  EXPECT_EQ(packed.rows(), 0);
+  EXPECT_EQ(packed.columns(), 0);
+  EXPECT_EQ(packed.bytes(), 0);
+  gemmPackedB(kernel, false, m, 1.0f, a.data(), k, moved, 0.0f, c2.data(),
               n);
   EXPECT_EQ(std::memcmp(c1.data(), c2.data(), c1.size() * sizeof(float)), 0);
 }

@@ -7,7 +7,9 @@
 // A 4 x 24 register tile: 12 ymm accumulators, 3 for a row of the B panel
 // and 1 broadcast of A, of the 16 ymm registers. Per step it loads 24
 // floats of B and 4 of A for 12 FMAs; the B panel (kc x 24) is the stream,
-// read once from memory per call and then from L2 by every row tile.
+// read from memory once per A block and then from L2 by every row tile.
+// The packers (op(B) per k-block, op(A) per block) write the layouts of
+// Kernel.h with 8 x 8 and 4 x 8 transposes where the source is transposed.
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"

@@ -1,9 +1,10 @@
 //===- PackedGemm.cpp - Blocking, packing and kernel choice ---------------===//
 //
-// The mechanism of the packed-B GEMM (PackedGemm.h): packing op(B) and op(A)
-// in a kernel's layouts (Kernel.h) and the loops that run its micro-kernel
-// over them. Plain x86-64 code: the only vector code is in the kernels'
-// files, reached through selectPackedGemmKernel().
+// The mechanism of the packed-B GEMM (PackedGemm.h): the packed matrices'
+// storage, the blocking of a call (Kernel.h's layouts) and the loops that
+// run a kernel's packers and micro-kernel over the blocks. Plain x86-64
+// code: the vector code is in the kernels' files, reached only through
+// the kernel selectPackedGemmKernel() returns.
 //
 // Loop order of a call, for each block of mc rows of op(A):
 //   for each k-block: pack the A block (mc x kc) into micro-panels,
@@ -78,8 +79,24 @@ struct PackedMatrix::Storage {
 
 PackedMatrix::PackedMatrix() = default;
 PackedMatrix::~PackedMatrix() = default;
-PackedMatrix::PackedMatrix(PackedMatrix &&) noexcept = default;
-PackedMatrix &PackedMatrix::operator=(PackedMatrix &&) noexcept = default;
+// A moved-from matrix is empty (0 x 0), not a shape without storage.
+PackedMatrix::PackedMatrix(PackedMatrix &&other) noexcept
+    : k(other.k), n(other.n), packedFor(other.packedFor),
+      storage(std::move(other.storage)) {
+  other.k = other.n = 0;
+  other.packedFor = nullptr;
+}
+PackedMatrix &PackedMatrix::operator=(PackedMatrix &&other) noexcept {
+  if (this != &other) {
+    k = other.k;
+    n = other.n;
+    packedFor = other.packedFor;
+    storage = std::move(other.storage);
+    other.k = other.n = 0;
+    other.packedFor = nullptr;
+  }
+  return *this;
+}
 
 int64_t PackedMatrix::bytes() const {
   return storage ? storage->values.capacity() * 4 : 0;
@@ -116,6 +133,9 @@ void packB(const Kernel &kernel, bool transB, int64_t k, int64_t n,
          " needs >= ", bColumns, ")");
   int64_t nr = kernel.nr;
   int64_t paddedN = ceilDiv(n, nr) * nr;
+  // Empty until packed: a failed allocation leaves no stale shape.
+  out.k = out.n = 0;
+  out.packedFor = nullptr;
   if (!out.storage)
     out.storage = std::make_unique<PackedMatrix::Storage>();
   float *packed = out.storage->values.reserve(k * paddedN);
