@@ -10,7 +10,9 @@
 // weights (each with its packed copy) to pass 64 MiB; A and C are reused.
 // Each shape prints the median GFLOP/s of the repeats (engine and BLAS
 // alternating, so that a disturbance hits both; in thread CPU time), then
-// the time of packB for one weight (done once per weight and step).
+// the weight gradients dY^T X (beta = 1 into a cold N x K accumulator, K of
+// 32, 64 and 256 rows; engine: gemm(), B packed per call), then the time of
+// packB for one weight (done once per weight and step).
 //
 // Usage: pipecc-gemm-bench [--repeats R] [--calls C] [--kc D] [--mc R]
 //            [--weights W] [--n N] [--k K] [M ...]   (default M: 32 64 256)
@@ -179,6 +181,42 @@ int main(int argc, char **argv) {
                   median(engine), median(blas),
                   median(engine) / median(blas), diff);
     }
+  }
+  // Weight gradients, dW += dY^T X (trans_a, beta = 1): K is the
+  // micro-batch's rows, C the N x K accumulator, cold (rotated through
+  // the pool as a step finds it). The engine's gemm() packs both operands
+  // per call (shallow loop order when packed B fits L2); the runtime
+  // leaves these products to the BLAS (docs/design.md, "Packed weights").
+  for (int64_t rows : {int64_t(32), int64_t(64), int64_t(256)}) {
+    int64_t accBytes = n * k * int64_t(sizeof(float));
+    int64_t accs = std::max<int64_t>(2, (poolBytes + accBytes - 1) / accBytes);
+    std::vector<std::vector<float>> acc(accs, std::vector<float>(n * k, 0));
+    std::vector<float> dy(rows * n), x(rows * k);
+    for (float &v : dy)
+      v = uniform();
+    for (float &v : x)
+      v = uniform();
+    std::vector<double> engine, blas;
+    int64_t next = 0;
+    for (int64_t r = 0; r < repeats; ++r) {
+      double start = now();
+      for (int64_t call = 0; call < calls; ++call)
+        gemm(kernel, true, false, n, k, rows, 1.0f, dy.data(), n, x.data(),
+             k, 1.0f, acc[next++ % accs].data(), k);
+      double middle = now();
+      for (int64_t call = 0; call < calls; ++call)
+        pipecc_rt_sgemm(1, 0, n, k, rows, 1.0f, dy.data(), n, x.data(), k,
+                        1.0f, acc[next++ % accs].data(), k);
+      double end = now();
+      double flops = 2.0 * double(rows) * double(n) * double(k) * calls;
+      engine.push_back(flops / (middle - start) * 1e-9);
+      blas.push_back(flops / (end - middle) * 1e-9);
+    }
+    char shape[64];
+    std::snprintf(shape, sizeof shape, "%lldx%lldx%lld dY^T*X", (long long)n,
+                  (long long)k, (long long)rows);
+    std::printf("%-24s %10.1f %10.1f %7.2f %12s\n", shape, median(engine),
+                median(blas), median(engine) / median(blas), "-");
   }
   // packB of one weight (cold, as once per step), both layouts.
   for (bool transB : {true, false}) {

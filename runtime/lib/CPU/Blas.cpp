@@ -106,6 +106,23 @@ void gemmWeight(const gemm::Kernel &kernel, bool transA, bool transB,
   counters.flops += 2 * m * n * k;
 }
 
+/// A plain product through the engine, both operands packed in the call
+/// (the shallow products it runs faster than the BLAS: a micro-batch's
+/// weight gradient), timed and counted as a BLAS call.
+void engineGemm(const gemm::Kernel &kernel, bool transA, bool transB,
+                int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                int64_t lda, const float *b, int64_t ldb, float beta,
+                float *c, int64_t ldc) {
+  if (m == 0 || n == 0)
+    return;
+  double start = monotonicSeconds();
+  gemm::gemm(kernel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c,
+             ldc);
+  counters.seconds += monotonicSeconds() - start;
+  counters.calls += 1;
+  counters.flops += 2 * m * n * k;
+}
+
 /// "OpenBLAS 0.3.34.481.3 (scipy-openblas32), Haswell kernels": the version
 /// is the first two words of the library's configuration string, the
 /// kernels those its CPUID dispatch picked.
@@ -140,7 +157,13 @@ void pipecc_rt_sgemm(int32_t trans_a, int32_t trans_b, int64_t m, int64_t n,
                      int64_t ldc) {
   guardCall([&] {
     checkGemmArguments(trans_a, trans_b, m, n, k, lda, ldb, ldc);
-    blasGemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    const gemm::Kernel *kernel = packedWeightKernel();
+    if (kernel && gemm::runsShallow(*kernel, m, n, k))
+      engineGemm(*kernel, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
+                 beta, c, ldc);
+    else
+      blasGemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
+               ldc);
   });
 }
 
@@ -164,7 +187,7 @@ void pipecc_rt_weights_changed(void) { packedWeights.invalidate(); }
 int32_t pipecc_rt_blas_set_packed_weights(int32_t enabled) {
   packedWeightsWanted = enabled != 0;
   if (!packedWeightsWanted)
-    packedWeights = PackedWeightCache();
+    packedWeights.release();
   return packedWeightKernel() != nullptr;
 }
 

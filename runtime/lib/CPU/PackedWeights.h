@@ -28,6 +28,8 @@ public:
                                 int64_t ldb);
   /// Every held copy is stale (its storage is kept for the repack).
   void invalidate();
+  /// Frees every copy (the packing count stays).
+  void release() { entries.clear(); }
   /// Bytes of packed copies held.
   int64_t bytes() const;
   /// Packings done since the process started.

@@ -31,9 +31,15 @@ float at(const std::vector<float> &x, bool trans, int64_t ld, int64_t i,
   return trans ? x[j * ld + i] : x[i * ld + j];
 }
 
-/// Largest |pipecc_rt_sgemm - naive| over C, relative to the magnitude of
-/// the terms summed; C's padding must stay as it was.
-double worstError(const Gemm &g, std::mt19937 &random) {
+using SgemmFunction = void (*)(int32_t, int32_t, int64_t, int64_t, int64_t,
+                               float, const float *, int64_t, const float *,
+                               int64_t, float, float *, int64_t);
+
+/// Largest |sgemm - naive| over C, relative to the magnitude of the terms
+/// summed; C's padding must stay as it was. `sgemm` is pipecc_rt_sgemm or
+/// pipecc_rt_sgemm_weight.
+double worstError(const Gemm &g, std::mt19937 &random,
+                  SgemmFunction sgemm = pipecc_rt_sgemm) {
   std::uniform_real_distribution<float> uniform(-1, 1);
   int64_t aRows = g.transA ? g.k : g.m, aCols = g.transA ? g.m : g.k;
   int64_t bRows = g.transB ? g.n : g.k, bCols = g.transB ? g.k : g.n;
@@ -46,8 +52,8 @@ double worstError(const Gemm &g, std::mt19937 &random) {
   for (float &x : c)
     x = uniform(random);
   std::vector<float> before = c;
-  pipecc_rt_sgemm(g.transA, g.transB, g.m, g.n, g.k, g.alpha, a.data(), lda,
-                  b.data(), ldb, g.beta, c.data(), ldc);
+  sgemm(g.transA, g.transB, g.m, g.n, g.k, g.alpha, a.data(), lda, b.data(),
+        ldb, g.beta, c.data(), ldc);
   double worst = 0;
   for (int64_t i = 0; i < g.m; ++i) {
     for (int64_t j = 0; j < ldc; ++j) {
@@ -70,7 +76,13 @@ double worstError(const Gemm &g, std::mt19937 &random) {
   return worst;
 }
 
+// pipecc_rt_sgemm: the BLAS, or the packed GEMM engine for shallow
+// products (runsShallow: {96, 64, 37} and {37, 64, 96} here, on a CPU with
+// the engine's kernel); pipecc_rt_sgemm_weight: the engine with B packed
+// (every B below is a fresh vector, so a fresh packing each time).
 TEST(Blas, SgemmMatchesNaiveLoopForEveryTransposeAndBeta) {
+  for (SgemmFunction sgemm : {pipecc_rt_sgemm, pipecc_rt_sgemm_weight}) {
+  pipecc_rt_weights_changed();
   std::mt19937 random(7);
   int checked = 0;
   for (bool transA : {false, true})
@@ -84,17 +96,66 @@ TEST(Blas, SgemmMatchesNaiveLoopForEveryTransposeAndBeta) {
                                {37, 64, 96},
                                {96, 64, 37}}) {
           Gemm g{transA, transB, m, n, k, 1.0f, beta, 3, 1, 2};
-          EXPECT_LT(worstError(g, random), 1e-5)
+          // A new B may reuse a freed one's address: say so, as the
+          // runtime does between steps.
+          pipecc_rt_weights_changed();
+          EXPECT_LT(worstError(g, random, sgemm), 1e-5)
               << "trans_a=" << transA << " trans_b=" << transB
               << " beta=" << beta << " M=" << m << " N=" << n << " K=" << k;
           ++checked;
         }
   // alpha other than 1, and beta = 1 with K = 0: C stays.
-  EXPECT_LT(worstError({true, false, 5, 6, 7, -0.5f, 1.0f, 0, 0, 0}, random),
+  pipecc_rt_weights_changed();
+  EXPECT_LT(worstError({true, false, 5, 6, 7, -0.5f, 1.0f, 0, 0, 0}, random,
+                       sgemm),
             1e-5);
-  EXPECT_LT(worstError({false, true, 5, 6, 0, 1.0f, 1.0f, 1, 1, 0}, random),
+  pipecc_rt_weights_changed();
+  EXPECT_LT(worstError({false, true, 5, 6, 0, 1.0f, 1.0f, 1, 1, 0}, random,
+                       sgemm),
             1e-6);
   EXPECT_EQ(checked, 40);
+  }
+}
+
+// One packing per (weight, reading) until pipecc_rt_weights_changed; new
+// values after it; none held when turned off.
+TEST(Blas, PackedWeightsAreReusedUntilTheWeightsChange) {
+  if (!pipecc_rt_blas_set_packed_weights(1))
+    GTEST_SKIP() << "no packed-weight kernel for this CPU";
+  pipecc_rt_weights_changed();
+  const int64_t m = 8, n = 30, k = 20;
+  std::vector<float> x(m * k, 0.5f), w(n * k, 0.25f), y(m * n);
+  pipecc_rt_packed_weight_counters before, after;
+  pipecc_rt_packed_weight_stats(&before);
+  // x * W^T twice, then W read the other way (as dY * W): two packings.
+  pipecc_rt_sgemm_weight(0, 1, m, n, k, 1, x.data(), k, w.data(), k, 0,
+                         y.data(), n);
+  pipecc_rt_sgemm_weight(0, 1, m, n, k, 1, x.data(), k, w.data(), k, 0,
+                         y.data(), n);
+  std::vector<float> dx(m * k);
+  pipecc_rt_sgemm_weight(0, 0, m, k, n, 1, y.data(), n, w.data(), k, 0,
+                         dx.data(), k);
+  pipecc_rt_packed_weight_stats(&after);
+  EXPECT_EQ(after.packs - before.packs, 2);
+  EXPECT_GE(after.bytes, int64_t(2 * n * k * sizeof(float)));
+  EXPECT_FLOAT_EQ(y[0], 0.5f * 0.25f * k);
+  // The optimizer writes W: the next call sees the new values.
+  std::fill(w.begin(), w.end(), 1.0f);
+  pipecc_rt_weights_changed();
+  pipecc_rt_sgemm_weight(0, 1, m, n, k, 1, x.data(), k, w.data(), k, 0,
+                         y.data(), n);
+  EXPECT_FLOAT_EQ(y[0], 0.5f * k);
+  pipecc_rt_packed_weight_stats(&before);
+  EXPECT_EQ(before.packs - after.packs, 1);
+  // Off: the BLAS packs per call, no copies held, same result.
+  EXPECT_EQ(pipecc_rt_blas_set_packed_weights(0), 0);
+  pipecc_rt_sgemm_weight(0, 1, m, n, k, 1, x.data(), k, w.data(), k, 0,
+                         y.data(), n);
+  EXPECT_FLOAT_EQ(y[0], 0.5f * k);
+  pipecc_rt_packed_weight_stats(&after);
+  EXPECT_EQ(after.bytes, 0);
+  EXPECT_EQ(after.packs, before.packs);
+  EXPECT_EQ(pipecc_rt_blas_set_packed_weights(1), 1);
 }
 
 TEST(Blas, CountersCountEveryCallAndItsFlopsExactly) {
@@ -128,7 +189,7 @@ TEST(Blas, CountersCountEveryCallAndItsFlopsExactly) {
   EXPECT_EQ(report->counters.calls, 5);
   std::string line = pipecc::rt::blasReportLine(3);
   EXPECT_EQ(line.rfind("blas rank 3: OpenBLAS ", 0), 0u) << line;
-  EXPECT_NE(line.find(" kernels, "), std::string::npos) << line;
+  EXPECT_NE(line.find(" kernels"), std::string::npos) << line;
   EXPECT_NE(line.find("; sgemm 5 calls, 0.000 GFLOP in "), std::string::npos)
       << line;
 
@@ -141,8 +202,10 @@ TEST(Blas, DescriptionNamesLibraryVersionAndKernels) {
   std::string description = pipecc_rt_blas_description();
   EXPECT_EQ(description.rfind("OpenBLAS 0.", 0), 0u) << description;
   EXPECT_NE(description.find(" ("), std::string::npos) << description;
-  EXPECT_EQ(description.substr(description.size() - 8), " kernels")
-      << description;
+  // "..., Haswell kernels; weights packed once per step (avx2-fma 4x24)"
+  // or "...; weights packed per call" (docs/cli.md).
+  size_t kernels = description.find(" kernels; weights packed ");
+  EXPECT_NE(kernels, std::string::npos) << description;
   // On a CPU with AVX2, never the SSE3 kernels that Debian's OpenBLAS 0.3.21
   // falls back to on Intel models newer than its tables (issue 10).
   if (__builtin_cpu_supports("avx2")) {

@@ -208,7 +208,7 @@ void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
   int64_t paddedN = ceilDiv(n, nr) * nr;
   int64_t depth = b.storage->depth;
   const float *packedB = b.storage->values.data();
-  if (depth == k && k * paddedN * 4 <= kShallowBBytes && m > mr)
+  if (depth == k && runsShallow(kernel, m, n, k))
     return gemmShallow(kernel, transA, m, alpha, a, lda, b, beta, c, ldc);
   // Rows per A block: balanced like the k-blocks, whole micro-panels.
   int64_t rowsPerBlock = ceilDiv(ceilDiv(m, ceilDiv(m, kernel.mc)), mr) * mr;
@@ -251,6 +251,12 @@ void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
       }
     }
   }
+}
+
+bool runsShallow(const Kernel &kernel, int64_t m, int64_t n, int64_t k) {
+  int64_t paddedN = ceilDiv(n, kernel.nr) * kernel.nr;
+  return k > 0 && k <= kernel.kc && k * paddedN * 4 <= kShallowBBytes &&
+         m > kernel.mr;
 }
 
 void gemm(const Kernel &kernel, bool transA, bool transB, int64_t m,
