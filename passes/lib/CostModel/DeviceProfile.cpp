@@ -169,9 +169,9 @@ public:
     return llvm::Error::success();
   }
 
-  llvm::Error axis(const llvm::json::Object &gemm, llvm::StringRef key,
-                   std::vector<int64_t> &out) {
-    std::string path = ("gemm." + key).str();
+  llvm::Error axis(const llvm::json::Object &gemm, llvm::StringRef member,
+                   llvm::StringRef key, std::vector<int64_t> &out) {
+    std::string path = (member + "." + key).str();
     const llvm::json::Value *value = gemm.get(key);
     if (!value)
       return fail(path, "missing");
@@ -191,21 +191,24 @@ public:
   const llvm::json::Object &root;
 };
 
+/// The GEMM rate table in `gemm`, the object of the member named `member`
+/// ("gemm", "gemm_shared").
 llvm::Error readGemm(ProfileReader &reader, const llvm::json::Object &gemm,
-                     GemmRateTable &table) {
+                     llvm::StringRef member, GemmRateTable &table) {
   for (auto [key, axis] : {std::pair{"m", &table.m}, std::pair{"n", &table.n},
                            std::pair{"k", &table.k}})
-    if (llvm::Error error = reader.axis(gemm, key, *axis))
+    if (llvm::Error error = reader.axis(gemm, member, key, *axis))
       return error;
+  std::string tablesPath = (member + ".tables").str();
   const llvm::json::Value *tables = gemm.get("tables");
   if (!tables)
-    return reader.fail("gemm.tables", "missing");
+    return reader.fail(tablesPath, "missing");
   const llvm::json::Array *array = tables->getAsArray();
   if (!array || array->empty())
-    return reader.fail("gemm.tables", "expected a non-empty array");
+    return reader.fail(tablesPath, "expected a non-empty array");
   size_t points = table.m.size() * table.n.size() * table.k.size();
   for (auto [index, entry] : llvm::enumerate(*array)) {
-    std::string path = "gemm.tables[" + std::to_string(index) + "]";
+    std::string path = tablesPath + "[" + std::to_string(index) + "]";
     const llvm::json::Object *object = entry.getAsObject();
     if (!object)
       return reader.fail(path, "expected an object");
@@ -341,26 +344,45 @@ cost::parseDeviceProfile(const llvm::json::Value &json, llvm::StringRef name) {
 
   if (llvm::Error error = reader.object(*root, "gemm", "gemm", gemm))
     return std::move(error);
-  if (llvm::Error error = readGemm(reader, *gemm, profile.gemm))
+  if (llvm::Error error = readGemm(reader, *gemm, "gemm", profile.gemm))
     return std::move(error);
+  // Optional: profiles written before it have none.
+  if (root->get("gemm_shared")) {
+    const llvm::json::Object *shared = nullptr;
+    if (llvm::Error error =
+            reader.object(*root, "gemm_shared", "gemm_shared", shared))
+      return std::move(error);
+    if (llvm::Error error =
+            readGemm(reader, *shared, "gemm_shared", profile.gemmShared))
+      return std::move(error);
+  }
   return profile;
 }
 
-llvm::json::Value cost::toJSON(const DeviceProfile &profile) {
+namespace {
+llvm::json::Value gemmToJSON(const GemmRateTable &gemm) {
   llvm::json::Array tables;
-  for (const GemmRateTable::Table &table : profile.gemm.tables)
+  for (const GemmRateTable::Table &table : gemm.tables)
     tables.push_back(llvm::json::Object{
         {"transpose", std::string{table.transposeA ? 't' : 'n',
                                   table.transposeB ? 't' : 'n'}},
         {"beta", table.accumulate ? 1 : 0},
         {"flops_per_s", llvm::json::Array(table.flopsPerSecond)},
     });
+  return llvm::json::Object{{"m", llvm::json::Array(gemm.m)},
+                            {"n", llvm::json::Array(gemm.n)},
+                            {"k", llvm::json::Array(gemm.k)},
+                            {"tables", std::move(tables)}};
+}
+} // namespace
+
+llvm::json::Value cost::toJSON(const DeviceProfile &profile) {
   llvm::json::Array links;
   for (const LinkMeasurement &link : profile.links)
     links.push_back(llvm::json::Object{{"transport", link.transport},
                                        {"latency_s", link.latencySeconds},
                                        {"bytes_per_s", link.bytesPerSecond}});
-  return llvm::json::Object{
+  llvm::json::Object root{
       {"format", kFormat},
       {"version", kVersion},
       {"description", profile.description},
@@ -380,11 +402,11 @@ llvm::json::Value cost::toJSON(const DeviceProfile &profile) {
                                    {"runtime_call_s",
                                     profile.runtimeCallSeconds}}},
       {"links", std::move(links)},
-      {"gemm", llvm::json::Object{{"m", llvm::json::Array(profile.gemm.m)},
-                                  {"n", llvm::json::Array(profile.gemm.n)},
-                                  {"k", llvm::json::Array(profile.gemm.k)},
-                                  {"tables", std::move(tables)}}},
+      {"gemm", gemmToJSON(profile.gemm)},
   };
+  if (!profile.gemmShared.empty())
+    root["gemm_shared"] = gemmToJSON(profile.gemmShared);
+  return root;
 }
 
 const DeviceProfile *cost::loadDeviceProfile(llvm::StringRef nameOrPath,
@@ -458,16 +480,21 @@ std::optional<GemmShape> cost::gemmShapeOf(mlir::Operation *op) {
   return shape;
 }
 
-double cost::estimateSeconds(mlir::Operation *op,
-                             const DeviceProfile &device) {
+const GemmRateTable &DeviceProfile::gemmFor(int64_t ranks) const {
+  return ranks > 1 && cores > 1 && !gemmShared.empty() ? gemmShared : gemm;
+}
+
+double cost::estimateSeconds(mlir::Operation *op, const DeviceProfile &device,
+                             int64_t ranks) {
   auto costly = llvm::dyn_cast<graph::CostOpInterface>(op);
   if (!costly)
     return 0;
-  if (!device.gemm.empty())
+  const GemmRateTable &table = device.gemmFor(ranks);
+  if (!table.empty())
     if (std::optional<GemmShape> gemm = gemmShapeOf(op))
       return double(gemm->batch) *
-             device.gemm.seconds(gemm->m, gemm->n, gemm->k, gemm->transposeA,
-                                 gemm->transposeB);
+             table.seconds(gemm->m, gemm->n, gemm->k, gemm->transposeA,
+                           gemm->transposeB);
   return estimateSeconds(costly.getCost(), device);
 }
 

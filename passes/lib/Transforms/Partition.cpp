@@ -194,7 +194,8 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
     for (auto [index, ops] : llvm::enumerate(nodes)) {
       problem.ops[index].name = nodeName(ops.front());
       for (Operation *op : ops)
-        problem.ops[index].forwardSeconds += cost::estimateSeconds(op, *profile);
+        problem.ops[index].forwardSeconds +=
+            cost::estimateSeconds(op, *profile, stages);
     }
 
     // Backward ops cost their forward node; BackwardSplit says how far back
@@ -230,7 +231,7 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
       std::optional<int> node = backwardSplit->positionOf(&op);
       if (!node)
         continue;
-      double seconds = cost::estimateSeconds(&op, *profile);
+      double seconds = cost::estimateSeconds(&op, *profile, stages);
       auto &opCost = problem.ops[*node];
       opCost.backward.push_back({backwardSplit->reach(&op), seconds});
       for (Value operand : op.getOperands())

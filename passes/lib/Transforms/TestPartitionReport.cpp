@@ -73,7 +73,7 @@ struct TestPartitionReportPass
       double seconds = 0;
       if (func)
         func.walk([&](pipecc::graph::CostOpInterface op) {
-          seconds += cost::estimateSeconds(op.getOperation(), *profile);
+          seconds += cost::estimateSeconds(op.getOperation(), *profile, ranks);
         });
       return seconds;
     };

@@ -2,7 +2,8 @@
 //
 // The profile file round-trips through its reader and writer; malformed
 // files fail naming the member; the GEMM rate table interpolates between
-// grid points by shape and picks its table by transposition.
+// grid points by shape and picks its table by transposition; pipelines of
+// several ranks take the rates measured with every core computing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -194,6 +195,64 @@ TEST(DeviceProfileTest, GemmTablesByTransposition) {
   // Not measured: tt takes nn; tn with beta = 1 takes tn's beta = 0.
   EXPECT_NEAR(gemm.seconds(64, 64, 256, true, true), nn, 1e-15);
   EXPECT_NEAR(gemm.seconds(64, 64, 256, true, false, true), nn / 3, 1e-15);
+}
+
+/// measuredProfile() with a `gemm_shared` table: every rate `slowdown`
+/// times lower (the ranks of a pipeline computing at once).
+DeviceProfile sharedProfile(double slowdown) {
+  DeviceProfile profile = measuredProfile();
+  profile.gemmShared = profile.gemm;
+  for (GemmRateTable::Table &table : profile.gemmShared.tables)
+    for (double &rate : table.flopsPerSecond)
+      rate /= slowdown;
+  return profile;
+}
+
+TEST(DeviceProfileTest, SharedGemmTableIsOptional) {
+  // Profiles written before `gemm_shared` load, and are written back
+  // without it.
+  DeviceProfile old = measuredProfile();
+  llvm::json::Value json = toJSON(old);
+  EXPECT_EQ(json.getAsObject()->get("gemm_shared"), nullptr);
+  llvm::Expected<DeviceProfile> read = parseDeviceProfile(json, "old.json");
+  ASSERT_TRUE(static_cast<bool>(read)) << llvm::toString(read.takeError());
+  EXPECT_TRUE(read->gemmShared.empty());
+  // Without a shared table every pipeline takes the one-rank rates.
+  EXPECT_EQ(&read->gemmFor(4), &read->gemm);
+
+  DeviceProfile shared = sharedProfile(1.25);
+  llvm::json::Value sharedJson = toJSON(shared);
+  llvm::Expected<DeviceProfile> again =
+      parseDeviceProfile(sharedJson, "shared.json");
+  ASSERT_TRUE(static_cast<bool>(again)) << llvm::toString(again.takeError());
+  ASSERT_EQ(again->gemmShared.tables.size(), 4u);
+  EXPECT_EQ(again->gemmShared.tables[1].flopsPerSecond,
+            shared.gemmShared.tables[1].flopsPerSecond);
+  EXPECT_EQ(sharedJson, toJSON(*again));
+
+  // A malformed shared table names its own member.
+  llvm::json::Value bad = sharedJson;
+  (*bad.getAsObject()->getObject("gemm_shared"))["k"] =
+      llvm::json::Array{16, 0};
+  EXPECT_EQ(errorOf(bad), "member 'gemm_shared.k[1]': expected a positive "
+                          "integer above the previous one");
+  bad = sharedJson;
+  (*bad.getAsObject())["gemm_shared"] = 3;
+  EXPECT_EQ(errorOf(bad), "member 'gemm_shared': expected an object");
+}
+
+TEST(DeviceProfileTest, PipelinesOfSeveralRanksTakeTheSharedRates) {
+  DeviceProfile profile = sharedProfile(1.25);
+  // One rank computes alone; two or more compute at once on the cores.
+  EXPECT_EQ(&profile.gemmFor(1), &profile.gemm);
+  EXPECT_EQ(&profile.gemmFor(2), &profile.gemmShared);
+  EXPECT_EQ(&profile.gemmFor(8), &profile.gemmShared);
+  double alone = profile.gemmFor(1).seconds(64, 64, 256, false, true);
+  EXPECT_NEAR(profile.gemmFor(4).seconds(64, 64, 256, false, true),
+              1.25 * alone, 1e-12 * alone);
+  // A one-core machine runs one rank at a time: the one-rank rates.
+  profile.cores = 1;
+  EXPECT_EQ(&profile.gemmFor(4), &profile.gemm);
 }
 
 TEST(DeviceProfileTest, BuiltinProfilesKeepTheRoofline) {

@@ -79,7 +79,12 @@ struct DeviceProfile {
   // Measured profiles only (zero or empty in the built-in rows).
   /// Cores the ranks share; 0: every rank has its own.
   int cores = 0;
+  /// Matmul rates of one rank computing while the other cores idle.
   GemmRateTable gemm;
+  /// The same while every other core runs matmuls too (the ranks of a
+  /// pipeline compute at once and share the caches and the memory bus);
+  /// empty when not measured (older profiles, one core).
+  GemmRateTable gemmShared;
   /// A reduction's read bandwidth (a sum over a buffer).
   double reductionBytesPerSecond = 0;
   /// An element-wise loop over buffers beyond the caches (the optimizer's
@@ -97,6 +102,11 @@ struct DeviceProfile {
   std::vector<LinkMeasurement> links;
   /// The machine and BLAS measured, for the reader.
   std::string machine, blas;
+
+  /// The matmul rates of a pipeline of `ranks` ranks: gemmShared when two
+  /// or more ranks compute at once on two or more cores and it was
+  /// measured, else gemm.
+  const GemmRateTable &gemmFor(int64_t ranks) const;
 };
 
 /// The built-in profiles; the first is the default (the host CPU).
@@ -129,11 +139,13 @@ struct GemmShape {
 /// The GEMM shape of a graph.matmul with static shapes; nullopt otherwise.
 std::optional<GemmShape> gemmShapeOf(mlir::Operation *op);
 
-/// Seconds of one execution of `op` (a CostOpInterface op; 0 for others):
-/// on a profile with a GEMM rate table, a contraction takes its measured
-/// GEMM time; everything else the roofline of its OpCost. The one rule the
-/// partitioner and the schedule's durations use.
-double estimateSeconds(mlir::Operation *op, const DeviceProfile &device);
+/// Seconds of one execution of `op` (a CostOpInterface op; 0 for others)
+/// in a pipeline of `ranks` ranks: on a profile with a GEMM rate table, a
+/// contraction takes its measured GEMM time (gemmFor(ranks)); everything
+/// else the roofline of its OpCost. The one rule the partitioner and the
+/// schedule's durations use.
+double estimateSeconds(mlir::Operation *op, const DeviceProfile &device,
+                       int64_t ranks = 1);
 
 /// Seconds to move `bytes` between neighbouring ranks (0 for no message).
 double transferSeconds(int64_t bytes, const DeviceProfile &device);
