@@ -8,6 +8,8 @@
 #pragma weak pipecc_rt_blas_stats
 #pragma weak pipecc_rt_blas_description
 #pragma weak pipecc_rt_blas_threads
+#pragma weak pipecc_rt_weights_changed
+#pragma weak pipecc_rt_packed_weight_stats
 
 namespace pipecc::rt {
 
@@ -20,6 +22,19 @@ std::optional<BlasReport> queryBlas() {
   report.threads = pipecc_rt_blas_threads();
   pipecc_rt_blas_stats(&report.counters);
   return report;
+}
+
+void notifyWeightsChanged() {
+  if (pipecc_rt_weights_changed)
+    pipecc_rt_weights_changed();
+}
+
+int64_t packedWeightBytes() {
+  if (!pipecc_rt_packed_weight_stats)
+    return 0;
+  pipecc_rt_packed_weight_counters counters{0, 0};
+  pipecc_rt_packed_weight_stats(&counters);
+  return counters.bytes;
 }
 
 std::string blasReportLine(int rank) {

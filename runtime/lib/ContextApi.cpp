@@ -1,4 +1,5 @@
 //===- ContextApi.cpp - C API calls made by a rank's step function --------===//
+#include "pipecc/Runtime/BlasReport.h"
 #include "pipecc/Runtime/Context.h"
 #include "pipecc/Runtime/Error.h"
 
@@ -630,6 +631,7 @@ void pipecc_rt_optimizer_step(pipecc_rt_context *ctx) {
           if (c.recording)
             c.device->finishQueuedWork();
         });
+    notifyWeightsChanged();
   });
 }
 

@@ -452,16 +452,18 @@ void reportMemory(pipecc_rt_context &ctx) {
   Transport &transport = *ctx.transport;
   char line[512];
   // The stage workspace is a static buffer of the executable, beside the
-  // arena (both from the compiler's plan).
+  // arena (both from the compiler's plan); the packed weights are the
+  // BLAS's copies (pipecc_rt_sgemm_weight), one per weight and reading.
   std::snprintf(line, sizeof line,
                 "memory rank %d: arena %lld bytes (%s) peak %lld bytes (%s) "
-                "stage workspace %lld bytes\n",
+                "stage workspace %lld bytes packed weights %lld bytes\n",
                 transport.rank(), static_cast<long long>(ctx.layout.bytes),
                 ctx.layout.planned ? "planned" : "runtime layout",
                 static_cast<long long>(ctx.device->peakMemoryBytes()),
                 ctx.device->isHost() ? "host peak resident set"
                                      : ctx.device->name(),
-                static_cast<long long>(ctx.program->stage_workspace_bytes));
+                static_cast<long long>(ctx.program->stage_workspace_bytes),
+                static_cast<long long>(packedWeightBytes()));
   printInRankOrder(transport, line);
 }
 
@@ -478,6 +480,9 @@ int64_t samplesPerStep(pipecc_rt_context &ctx) {
 }
 
 void runStep(pipecc_rt_context &ctx, int64_t samples) {
+  // Whatever wrote parameters since the last step (the optimizer, loading,
+  // an embedding host): packed copies from before are stale.
+  notifyWeightsChanged();
   for (BufferStorage &storage : ctx.buffers)
     if (storage.desc->role == PIPECC_RT_ROLE_GRADIENT)
       ctx.device->fill(storage.memory, 0, storage.desc->bytes);
@@ -606,8 +611,8 @@ int pipecc::rt::runRank(int argc, char **argv,
     return 0;
   }
   validateProgram(program, transport.rank(), transport.size(), setup.target);
-  if (setup.configureThreads)
-    setup.configureThreads(transport, options.threads);
+  if (setup.configureMatmuls)
+    setup.configureMatmuls(transport, options);
   std::unique_ptr<Device> device = setup.createDevice(transport);
 
   pipecc_rt_context ctx;

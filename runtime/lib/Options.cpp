@@ -92,6 +92,8 @@ Options parseOptions(int argc, char **argv) {
     }
     else if (name == "--blas")
       options.blas = flag();
+    else if (name == "--no-packed-weights")
+      options.packedWeights = !flag();
     else if (name == "--transport") {
       options.transport = value();
       if (options.transport != "mpi" && options.transport != "socket")
@@ -151,6 +153,11 @@ std::string usageText(const char *programName) {
          "(default 1, 1..64)\n"
          "  --blas             print per-rank BLAS, kernels, threads and "
          "sgemm GFLOP/s at exit\n"
+         "  --no-packed-weights\n"
+         "                     let the BLAS pack a weight at every call "
+         "(default: once per\n"
+         "                     step, where the CPU has a packed-weight "
+         "kernel and --threads 1)\n"
          "  --transport mpi|socket\n"
          "                     how the ranks talk (default: socket when "
          "out/launch started\n"

@@ -13,7 +13,12 @@
 //       const float *b, int64_t ldb, int64_t stride_b, float beta,
 //       float *c, int64_t ldc, int64_t stride_c, int64_t batch);
 // are declared with `!llvm.ptr` for the pointers, so the LLVM declaration
-// matches the C prototype exactly.
+// matches the C prototype exactly. A 2-D matmul whose B is a parameter of
+// the stage function calls
+//   void pipecc_rt_sgemm_weight(...same arguments as pipecc_rt_sgemm...);
+// instead: B is then fixed for the whole step, so the runtime packs it for
+// its kernel once per step rather than once per micro-batch's call
+// (docs/design.md, "Packed weights").
 //
 // This runs after buffer deallocation has been inserted: the pointers are
 // taken from the memrefs right before the call, and a dealloc placed after
@@ -22,6 +27,8 @@
 //===----------------------------------------------------------------------===//
 #include "GemmOperands.h"
 #include "pipecc/Conversion/Passes.h"
+#include "pipecc/Conversion/StageAbi.h"
+#include "pipecc/Passes/Attributes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -41,6 +48,25 @@ namespace {
 
 constexpr llvm::StringLiteral kSgemm = "pipecc_rt_sgemm";
 constexpr llvm::StringLiteral kSgemmBatched = "pipecc_rt_sgemm_batched";
+constexpr llvm::StringLiteral kSgemmWeight = "pipecc_rt_sgemm_weight";
+
+/// Whether `value` is an argument of its stage function that binds a
+/// parameter (pipecc-record-stage-abi's bindings): the stage only reads it,
+/// and the runtime writes parameters only between steps.
+bool isStageParameter(Value value) {
+  auto arg = dyn_cast<BlockArgument>(value);
+  if (!arg)
+    return false;
+  auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  if (!func || arg.getOwner() != &func.getBody().front())
+    return false;
+  auto abi = func->getAttrOfType<DictionaryAttr>(pipecc::attrs::kStageAbi);
+  auto args = abi ? abi.getAs<ArrayAttr>(pipecc::attrs::kAbiArgs) : ArrayAttr();
+  if (!args || arg.getArgNumber() >= args.size())
+    return false;
+  auto binding = dyn_cast<DictionaryAttr>(args[arg.getArgNumber()]);
+  return binding && binding.get(pipecc::attrs::kBindParam);
+}
 
 /// A bf16 memref of static shape: a matmul operand the pass extends to an
 /// f32 copy first (the product of bf16 values accumulated in f32).
@@ -104,7 +130,14 @@ struct MatmulToBlasPass : pipecc::impl::MatmulToBlasBase<MatmulToBlasPass> {
         {});
     bool anyBatched = llvm::any_of(
         matmuls, [](Operation *op) { return classifyGemm(op)->batched; });
+    bool anyWeight = llvm::any_of(matmuls, [](Operation *op) {
+      return !classifyGemm(op)->batched &&
+             isStageParameter(
+                 cast<linalg::LinalgOp>(op).getDpsInputOperand(1)->get());
+    });
     if (failed(declareRuntimeFunction(module, kSgemm, sgemmType)) ||
+        (anyWeight &&
+         failed(declareRuntimeFunction(module, kSgemmWeight, sgemmType))) ||
         (anyBatched &&
          failed(declareRuntimeFunction(module, kSgemmBatched, batchedType))))
       return signalPassFailure();
@@ -115,6 +148,7 @@ struct MatmulToBlasPass : pipecc::impl::MatmulToBlasBase<MatmulToBlasPass> {
       Value a = linalgOp.getDpsInputOperand(0)->get();
       Value b = linalgOp.getDpsInputOperand(1)->get();
       Value c = linalgOp.getDpsInitOperand(0)->get();
+      bool weightB = !shape.batched && isStageParameter(b);
       OpBuilder builder(op);
       Location loc = op->getLoc();
 
@@ -153,11 +187,13 @@ struct MatmulToBlasPass : pipecc::impl::MatmulToBlasBase<MatmulToBlasPass> {
                        opC.sizes[0]});
       else
         builder.create<func::CallOp>(
-            loc, kSgemm, TypeRange{},
+            loc, weightB ? kSgemmWeight : kSgemm, TypeRange{},
             ValueRange{transA, transB, m, n, k, alpha, opA.pointer, lda,
                        opB.pointer, ldb, betaValue, opC.pointer, ldc});
       op->erase();
       ++numGemmCalls;
+      if (weightB)
+        ++numWeightGemmCalls;
     }
   }
 };

@@ -6,6 +6,8 @@
 // PIPECC_BLAS_SYMBOL_PREFIX and PIPECC_BLAS_PACKAGE.
 //
 //===----------------------------------------------------------------------===//
+#include "Gemm/PackedGemm.h"
+#include "PackedWeights.h"
 #include "pipecc/Runtime/Error.h"
 #include "pipecc/Runtime/Runtime.h"
 
@@ -49,13 +51,25 @@ void checkGemmArguments(bool transA, bool transB, int64_t m, int64_t n,
 
 pipecc_rt_blas_counters counters;
 
+/// pipecc_rt_sgemm_weight's packed copies, and whether it uses them
+/// (pipecc_rt_blas_set_packed_weights).
+PackedWeightCache packedWeights;
+bool packedWeightsWanted = true;
+
+/// The engine's kernel for this CPU while packed weights are on, else null
+/// (then pipecc_rt_sgemm_weight is pipecc_rt_sgemm).
+const gemm::Kernel *packedWeightKernel() {
+  static const gemm::Kernel *kernel = gemm::selectPackedGemmKernel();
+  return packedWeightsWanted ? kernel : nullptr;
+}
+
 double monotonicSeconds() {
   timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   return static_cast<double>(now.tv_sec) + 1e-9 * now.tv_nsec;
 }
 
-void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+void blasGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
           float alpha, const float *a, int64_t lda, const float *b,
           int64_t ldb, float beta, float *c, int64_t ldc) {
   if (m == 0 || n == 0)
@@ -73,6 +87,25 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   counters.flops += 2 * m * n * k;
 }
 
+/// C = alpha * op(A) * op(B) + beta * C through the packed copy of the
+/// parameter B (packed here at its first use since the last
+/// pipecc_rt_weights_changed), timed and counted as a BLAS call; the
+/// packing counts in the call's time.
+void gemmWeight(const gemm::Kernel &kernel, bool transA, bool transB,
+                int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                int64_t lda, const float *b, int64_t ldb, float beta,
+                float *c, int64_t ldc) {
+  if (m == 0 || n == 0)
+    return;
+  double start = monotonicSeconds();
+  const gemm::PackedMatrix &packed =
+      packedWeights.get(kernel, transB, k, n, b, ldb);
+  gemm::gemmPackedB(kernel, transA, m, alpha, a, lda, packed, beta, c, ldc);
+  counters.seconds += monotonicSeconds() - start;
+  counters.calls += 1;
+  counters.flops += 2 * m * n * k;
+}
+
 /// "OpenBLAS 0.3.34.481.3 (scipy-openblas32), Haswell kernels": the version
 /// is the first two words of the library's configuration string, the
 /// kernels those its CPUID dispatch picked.
@@ -85,6 +118,18 @@ std::string describeBlas() {
   return version + " (" + PIPECC_BLAS_PACKAGE + "), " +
          BLAS(openblas_get_corename)() + " kernels";
 }
+
+/// describeBlas() plus what pipecc_rt_sgemm_weight does.
+std::string describeBlasAndWeights() {
+  std::string text = describeBlas();
+  if (const gemm::Kernel *kernel = packedWeightKernel())
+    return text + "; weights packed once per step (" +
+           gemm::kernelName(*kernel) + ")";
+  if (!gemm::selectPackedGemmKernel())
+    return text + "; weights packed per call (no packed-weight kernel for "
+                  "this CPU)";
+  return text + "; weights packed per call";
+}
 } // namespace
 
 extern "C" {
@@ -95,8 +140,37 @@ void pipecc_rt_sgemm(int32_t trans_a, int32_t trans_b, int64_t m, int64_t n,
                      int64_t ldc) {
   guardCall([&] {
     checkGemmArguments(trans_a, trans_b, m, n, k, lda, ldb, ldc);
-    gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    blasGemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   });
+}
+
+void pipecc_rt_sgemm_weight(int32_t trans_a, int32_t trans_b, int64_t m,
+                            int64_t n, int64_t k, float alpha, const float *a,
+                            int64_t lda, const float *b, int64_t ldb,
+                            float beta, float *c, int64_t ldc) {
+  guardCall([&] {
+    checkGemmArguments(trans_a, trans_b, m, n, k, lda, ldb, ldc);
+    const gemm::Kernel *kernel = packedWeightKernel();
+    if (kernel && k > 0)
+      gemmWeight(*kernel, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
+                 beta, c, ldc);
+    else
+      blasGemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  });
+}
+
+void pipecc_rt_weights_changed(void) { packedWeights.invalidate(); }
+
+int32_t pipecc_rt_blas_set_packed_weights(int32_t enabled) {
+  packedWeightsWanted = enabled != 0;
+  if (!packedWeightsWanted)
+    packedWeights = PackedWeightCache();
+  return packedWeightKernel() != nullptr;
+}
+
+void pipecc_rt_packed_weight_stats(pipecc_rt_packed_weight_counters *out) {
+  if (out)
+    *out = {packedWeights.packs(), packedWeights.bytes()};
 }
 
 void pipecc_rt_sgemm_batched(int32_t trans_a, int32_t trans_b, int64_t m,
@@ -113,7 +187,7 @@ void pipecc_rt_sgemm_batched(int32_t trans_a, int32_t trans_b, int64_t m,
       fail("sgemm_batched: stride_c of 0 would make every batch write the "
            "same C");
     for (int64_t i = 0; i < batch; ++i)
-      gemm(trans_a, trans_b, m, n, k, alpha, a + i * stride_a, lda,
+      blasGemm(trans_a, trans_b, m, n, k, alpha, a + i * stride_a, lda,
            b + i * stride_b, ldb, beta, c + i * stride_c, ldc);
   });
 }
@@ -126,7 +200,8 @@ void pipecc_rt_blas_stats(pipecc_rt_blas_counters *out) {
 void pipecc_rt_blas_reset_stats(void) { counters = {}; }
 
 const char *pipecc_rt_blas_description(void) {
-  static const std::string description = describeBlas();
+  static std::string description;
+  description = describeBlasAndWeights();
   return description.c_str();
 }
 

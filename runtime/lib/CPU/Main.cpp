@@ -27,8 +27,12 @@ std::unique_ptr<Device> createCpuDevice(const Transport &) {
 /// --threads N (default 1) threads per BLAS call: each rank's BLAS would
 /// otherwise start one per core, and P ranks on P cores would oversubscribe
 /// them. Through the library's API, so no environment variable counts.
-void configureBlasThreads(const Transport &, int threads) {
-  pipecc_rt_blas_set_threads(threads);
+/// Packed weights (pipecc_rt_sgemm_weight) run one thread: with more, the
+/// BLAS's threaded kernels are faster.
+void configureBlas(const Transport &, const Options &options) {
+  pipecc_rt_blas_set_threads(options.threads);
+  pipecc_rt_blas_set_packed_weights(options.packedWeights &&
+                                    options.threads == 1);
 }
 } // namespace
 
@@ -38,6 +42,6 @@ extern "C" int pipecc_rt_main(int argc, char **argv,
   setup.target = "cpu";
   setup.createTransport = createCpuTransport;
   setup.createDevice = createCpuDevice;
-  setup.configureThreads = configureBlasThreads;
+  setup.configureMatmuls = configureBlas;
   return guardCall([&] { return runRank(argc, argv, program, setup); });
 }

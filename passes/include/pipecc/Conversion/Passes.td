@@ -93,6 +93,11 @@ def MatmulToBlas : Pass<"pipecc-matmul-to-blas", "::mlir::ModuleOp"> {
     linalg matmuls accumulate into their output: the call uses beta = 1,
     except when the op right before it fills the same output buffer with
     zero, in which case that fill is dropped and beta = 0.
+
+    A 2-D matmul whose B operand is a stage function argument bound to a
+    parameter (`pipeline.param` in the function's `pipeline.stage_abi`)
+    calls `pipecc_rt_sgemm_weight` (same arguments): the runtime may keep
+    that B packed for its kernel from one call to the next within a step.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -102,6 +107,8 @@ def MatmulToBlas : Pass<"pipecc-matmul-to-blas", "::mlir::ModuleOp"> {
   ];
   let statistics = [
     Statistic<"numGemmCalls", "gemm-calls", "Matmuls turned into sgemm calls">,
+    Statistic<"numWeightGemmCalls", "weight-gemm-calls",
+              "Of those, sgemm calls whose B is a stage parameter">,
     Statistic<"numZeroFillsFolded", "zero-fills-folded",
               "Zero fills replaced by beta = 0">,
   ];

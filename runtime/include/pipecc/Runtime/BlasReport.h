@@ -27,6 +27,13 @@ struct BlasReport {
 /// executable has no BLAS.
 std::optional<BlasReport> queryBlas();
 
+/// Parameters may have been written: the target's packed copies of them
+/// (pipecc_rt_sgemm_weight) are stale. Nothing without a BLAS.
+void notifyWeightsChanged();
+
+/// Bytes of the target's packed weight copies (0 without a BLAS).
+int64_t packedWeightBytes();
+
 /// "blas rank <r>: <description>, <t> thread(s); sgemm <n> calls, <g> GFLOP
 /// in <s> s, <x> GFLOP/s\n" (or "blas rank <r>: none linked\n"), the line
 /// --blas prints per rank.

@@ -161,8 +161,10 @@ struct RankSetup {
   /// the transport's local rank).
   std::unique_ptr<Device> (*createDevice)(const Transport &transport) =
       nullptr;
-  /// Called once the transport is up, with --threads (BLAS threads).
-  void (*configureThreads)(const Transport &transport, int threads) = nullptr;
+  /// Called once the transport is up, with the options (--threads,
+  /// --no-packed-weights): the target's matmul library.
+  void (*configureMatmuls)(const Transport &transport,
+                           const Options &options) = nullptr;
 };
 
 /// The whole life of a rank: options, transport, validation, arena,

@@ -40,9 +40,10 @@ extern "C" {
  * pipecc_rt_check_gradient on it, and a program says its
  * stage_workspace_bytes; 7: the step posts its messages with
  * pipecc_rt_isend / pipecc_rt_irecv and waits for them with
- * pipecc_rt_wait);
+ * pipecc_rt_wait; 8: stage functions multiply by a parameter with
+ * pipecc_rt_sgemm_weight);
  * pipecc_rt_main refuses a program built for another version. */
-#define PIPECC_RT_ABI_VERSION 7
+#define PIPECC_RT_ABI_VERSION 8
 
 /*===----------------------------------------------------------------------===*
  * The program description the compiler emits for each rank
@@ -445,6 +446,29 @@ void pipecc_rt_sgemm(int32_t trans_a, int32_t trans_b, int64_t m, int64_t n,
                      int64_t k, float alpha, const float *a, int64_t lda,
                      const float *b, int64_t ldb, float beta, float *c,
                      int64_t ldc);
+/* pipecc_rt_sgemm for a B that is a parameter: B's values stay fixed
+ * until the next pipecc_rt_weights_changed, so the runtime packs op(B)
+ * for its kernel at the first call and reuses the packed copy in later
+ * calls (one packing per step, not one per micro-batch; docs/design.md,
+ * "Packed weights"). Falls back to pipecc_rt_sgemm where this CPU has no
+ * packed-weight kernel or pipecc_rt_blas_set_packed_weights turned it off.
+ * Counted in pipecc_rt_blas_stats, packing included. */
+void pipecc_rt_sgemm_weight(int32_t trans_a, int32_t trans_b, int64_t m,
+                            int64_t n, int64_t k, float alpha, const float *a,
+                            int64_t lda, const float *b, int64_t ldb,
+                            float beta, float *c, int64_t ldc);
+/* Parameters may have been written (the optimizer step, weights loaded):
+ * every packed copy is stale. The driver calls it before every step. */
+void pipecc_rt_weights_changed(void);
+/* Turns the packed copies on (the default) or off; returns whether
+ * pipecc_rt_sgemm_weight now uses them (never on a CPU without a
+ * packed-weight kernel). */
+int32_t pipecc_rt_blas_set_packed_weights(int32_t enabled);
+typedef struct pipecc_rt_packed_weight_counters {
+  int64_t packs; /* packings since the process started */
+  int64_t bytes; /* bytes of packed copies held now */
+} pipecc_rt_packed_weight_counters;
+void pipecc_rt_packed_weight_stats(pipecc_rt_packed_weight_counters *out);
 /* `batch` independent sgemms; matrix i of A starts at a + i * stride_a
  * (elements), likewise B and C. A stride of 0 broadcasts one matrix. */
 void pipecc_rt_sgemm_batched(int32_t trans_a, int32_t trans_b, int64_t m,

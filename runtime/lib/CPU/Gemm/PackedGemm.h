@@ -41,6 +41,9 @@ private:
   friend void gemmPackedB(const Kernel &, bool, int64_t, float, const float *,
                           int64_t, const PackedMatrix &, float, float *,
                           int64_t);
+  friend void gemmShallow(const Kernel &, bool, int64_t, float, const float *,
+                          int64_t, const PackedMatrix &, float, float *,
+                          int64_t);
   int64_t k = 0, n = 0;
   const Kernel *packedFor = nullptr;
   struct Storage;
@@ -68,6 +71,13 @@ void packB(const Kernel &kernel, bool transB, int64_t k, int64_t n,
 void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
                  const float *a, int64_t lda, const PackedMatrix &b,
                  float beta, float *c, int64_t ldc);
+
+/// C = alpha * op(A) * op(B) + beta * C with both operands packed in this
+/// call (B into a per-thread scratch copy): the plain sgemm of the engine,
+/// for products whose B is not reused (a weight gradient dY^T * X).
+void gemm(const Kernel &kernel, bool transA, bool transB, int64_t m,
+          int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+          const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 
 } // namespace pipecc::rt::gemm
 

@@ -1,0 +1,262 @@
+//===- KernelAvx2.cpp - The AVX2+FMA micro-kernel of the packed GEMM ------===//
+//
+// Compiled with -mavx2 -mfma (runtime/CMakeLists.txt) while the rest of the
+// runtime stays baseline x86-64: nothing here may run before
+// selectPackedGemmKernel() has checked the CPU.
+//
+// A 4 x 24 register tile: 12 ymm accumulators, 3 for a row of the B panel
+// and 1 broadcast of A, of the 16 ymm registers. Per step it loads 24
+// floats of B and 4 of A for 12 FMAs; the B panel (kc x 24) is the stream,
+// read once from memory per call and then from L2 by every row tile.
+//
+//===----------------------------------------------------------------------===//
+#include "Kernel.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include <algorithm>
+
+namespace pipecc::rt::gemm {
+namespace {
+constexpr int64_t kMr = 4, kNr = 24;
+// Blocking for Zen 3's 32 KiB L1d and 512 KiB L2 per core (measured with
+// pipecc-gemm-bench --kc/--mc; 256, 512 and 1024 deep and 32 to 256 rows
+// were within the noise of each other, 512 x 128 never behind):
+/// K-block depth: a B panel is 48 KiB, read from L2 by each row tile.
+constexpr int64_t kKc = 512;
+/// Rows per A block: 128 x 512 floats, 256 KiB of L2; up to 128 rows
+/// (micro-batches of 32 to 128) stream the packed B once per call.
+constexpr int64_t kMc = 128;
+
+/// Stores one row of the tile: c = alpha * x + beta * c (beta = 0: c is
+/// not read).
+inline void storeRow(float *c, __m256 x0, __m256 x1, __m256 x2, __m256 alpha,
+                     float beta) {
+  x0 = _mm256_mul_ps(alpha, x0);
+  x1 = _mm256_mul_ps(alpha, x1);
+  x2 = _mm256_mul_ps(alpha, x2);
+  if (beta == 1.0f) {
+    x0 = _mm256_add_ps(x0, _mm256_loadu_ps(c));
+    x1 = _mm256_add_ps(x1, _mm256_loadu_ps(c + 8));
+    x2 = _mm256_add_ps(x2, _mm256_loadu_ps(c + 16));
+  } else if (beta != 0.0f) {
+    __m256 b = _mm256_set1_ps(beta);
+    x0 = _mm256_add_ps(x0, _mm256_mul_ps(b, _mm256_loadu_ps(c)));
+    x1 = _mm256_add_ps(x1, _mm256_mul_ps(b, _mm256_loadu_ps(c + 8)));
+    x2 = _mm256_add_ps(x2, _mm256_mul_ps(b, _mm256_loadu_ps(c + 16)));
+  }
+  _mm256_storeu_ps(c, x0);
+  _mm256_storeu_ps(c + 8, x1);
+  _mm256_storeu_ps(c + 16, x2);
+}
+
+void microKernel4x24(int64_t kc, const float *a, const float *b, float *c,
+                     int64_t ldc, float alpha, float beta, int64_t rows,
+                     int64_t cols, const char *prefetch,
+                     int64_t prefetchLines) {
+  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00;
+  __m256 c10 = c00, c11 = c00, c12 = c00;
+  __m256 c20 = c00, c21 = c00, c22 = c00;
+  __m256 c30 = c00, c31 = c00, c32 = c00;
+  // The prefetches are spread evenly over the groups of 4 steps: a group
+  // issues one each time its share (prefetchLines per group, counted in
+  // groups) passes a whole line.
+  int64_t groups = kc / 4;
+  int64_t credit = 0;
+#define PIPECC_GEMM_STEP(q)                                                    \
+  {                                                                            \
+    __m256 b0 = _mm256_loadu_ps(b + (q) * kNr);                                \
+    __m256 b1 = _mm256_loadu_ps(b + (q) * kNr + 8);                            \
+    __m256 b2 = _mm256_loadu_ps(b + (q) * kNr + 16);                           \
+    __m256 x = _mm256_broadcast_ss(a + (q) * kMr);                             \
+    c00 = _mm256_fmadd_ps(x, b0, c00);                                         \
+    c01 = _mm256_fmadd_ps(x, b1, c01);                                         \
+    c02 = _mm256_fmadd_ps(x, b2, c02);                                         \
+    x = _mm256_broadcast_ss(a + (q) * kMr + 1);                                \
+    c10 = _mm256_fmadd_ps(x, b0, c10);                                         \
+    c11 = _mm256_fmadd_ps(x, b1, c11);                                         \
+    c12 = _mm256_fmadd_ps(x, b2, c12);                                         \
+    x = _mm256_broadcast_ss(a + (q) * kMr + 2);                                \
+    c20 = _mm256_fmadd_ps(x, b0, c20);                                         \
+    c21 = _mm256_fmadd_ps(x, b1, c21);                                         \
+    c22 = _mm256_fmadd_ps(x, b2, c22);                                         \
+    x = _mm256_broadcast_ss(a + (q) * kMr + 3);                                \
+    c30 = _mm256_fmadd_ps(x, b0, c30);                                         \
+    c31 = _mm256_fmadd_ps(x, b1, c31);                                         \
+    c32 = _mm256_fmadd_ps(x, b2, c32);                                         \
+  }
+  for (int64_t g = 0; g < groups; ++g) {
+    PIPECC_GEMM_STEP(0)
+    PIPECC_GEMM_STEP(1)
+    PIPECC_GEMM_STEP(2)
+    PIPECC_GEMM_STEP(3)
+    a += 4 * kMr;
+    b += 4 * kNr;
+    for (credit += prefetchLines; credit >= groups; credit -= groups) {
+      _mm_prefetch(prefetch, _MM_HINT_T0);
+      prefetch += 64;
+    }
+  }
+  for (int64_t p = groups * 4; p < kc; ++p) {
+    PIPECC_GEMM_STEP(0)
+    a += kMr;
+    b += kNr;
+  }
+#undef PIPECC_GEMM_STEP
+
+  __m256 va = _mm256_set1_ps(alpha);
+  if (rows == kMr && cols == kNr) {
+    storeRow(c, c00, c01, c02, va, beta);
+    storeRow(c + ldc, c10, c11, c12, va, beta);
+    storeRow(c + 2 * ldc, c20, c21, c22, va, beta);
+    storeRow(c + 3 * ldc, c30, c31, c32, va, beta);
+    return;
+  }
+  // A partial tile: the same arithmetic on a copy, then only its valid
+  // part goes back to C.
+  alignas(32) float tile[kMr * kNr] = {};
+  if (beta != 0.0f)
+    for (int64_t i = 0; i < rows; ++i)
+      std::copy(c + i * ldc, c + i * ldc + cols, tile + i * kNr);
+  storeRow(tile, c00, c01, c02, va, beta);
+  storeRow(tile + kNr, c10, c11, c12, va, beta);
+  storeRow(tile + 2 * kNr, c20, c21, c22, va, beta);
+  storeRow(tile + 3 * kNr, c30, c31, c32, va, beta);
+  for (int64_t i = 0; i < rows; ++i)
+    std::copy(tile + i * kNr, tile + i * kNr + cols, c + i * ldc);
+}
+
+/// Transposes the 8 x 8 block of rows r[0..7] in place (r[i][j] becomes
+/// r[j][i]).
+inline void transpose8x8(__m256 r[8]) {
+  __m256 t[8], s[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    s[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    s[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
+    s[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    s[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x20);
+    r[i + 4] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x31);
+  }
+}
+
+/// The mask of _mm256_maskload_ps for the first `count` (0..8) lanes.
+inline __m256i firstLanes(int64_t count) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(count)),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+void packBBlock(bool transB, int64_t kc, int64_t n, const float *b,
+                int64_t ldb, int64_t p0, float *out) {
+  if (!transB) {
+    // B is K x N: row p of the block is a row of B, cut into the panels'
+    // rows. Reading B row by row keeps its reads sequential.
+    int64_t full = n / kNr;
+    int64_t rest = n - full * kNr;
+    __m256i mask[3];
+    for (int i = 0; i < 3; ++i)
+      mask[i] = firstLanes(std::clamp<int64_t>(rest - 8 * i, 0, 8));
+    for (int64_t p = 0; p < kc; ++p) {
+      const float *src = b + (p0 + p) * ldb;
+      float *dst = out + p * kNr;
+      for (int64_t j = 0; j < full; ++j, src += kNr, dst += kc * kNr) {
+        _mm256_storeu_ps(dst, _mm256_loadu_ps(src));
+        _mm256_storeu_ps(dst + 8, _mm256_loadu_ps(src + 8));
+        _mm256_storeu_ps(dst + 16, _mm256_loadu_ps(src + 16));
+      }
+      if (rest)
+        for (int i = 0; i < 3; ++i)
+          _mm256_storeu_ps(dst + 8 * i, _mm256_maskload_ps(src + 8 * i,
+                                                           mask[i]));
+    }
+    return;
+  }
+  // B is N x K: a panel's 24 columns are 24 rows of B, transposed 8 x 8.
+  for (int64_t j0 = 0; j0 < n; j0 += kNr, out += kc * kNr) {
+    int64_t valid = std::min(kNr, n - j0);
+    const float *rows[kNr];
+    for (int64_t j = 0; j < kNr; ++j)
+      rows[j] = j < valid ? b + (j0 + j) * ldb + p0 : nullptr;
+    int64_t p = 0;
+    for (; p + 8 <= kc; p += 8) {
+      for (int g = 0; g < 3; ++g) {
+        __m256 r[8];
+        for (int i = 0; i < 8; ++i)
+          r[i] = rows[8 * g + i] ? _mm256_loadu_ps(rows[8 * g + i] + p)
+                                 : _mm256_setzero_ps();
+        transpose8x8(r);
+        for (int i = 0; i < 8; ++i)
+          _mm256_storeu_ps(out + (p + i) * kNr + 8 * g, r[i]);
+      }
+    }
+    for (; p < kc; ++p)
+      for (int64_t j = 0; j < kNr; ++j)
+        out[p * kNr + j] = rows[j] ? rows[j][p] : 0.0f;
+  }
+}
+
+void packABlock(bool transA, const float *a, int64_t lda, int64_t row0,
+                int64_t rows, int64_t p0, int64_t kc, float *out) {
+  for (int64_t i0 = 0; i0 < rows; i0 += kMr, out += kc * kMr) {
+    int64_t valid = std::min(kMr, rows - i0);
+    if (transA) {
+      // A is K x M: a micro-panel's column p is 4 floats of A's row p.
+      const float *src = a + p0 * lda + row0 + i0;
+      if (valid == kMr) {
+        for (int64_t p = 0; p < kc; ++p, src += lda)
+          _mm_storeu_ps(out + p * kMr, _mm_loadu_ps(src));
+        continue;
+      }
+      __m128i mask = _mm256_castsi256_si128(firstLanes(valid));
+      for (int64_t p = 0; p < kc; ++p, src += lda)
+        _mm_storeu_ps(out + p * kMr, _mm_maskload_ps(src, mask));
+      continue;
+    }
+    // A is M x K: 4 rows of A, transposed 4 x 8 at a time.
+    const float *r[kMr];
+    for (int64_t i = 0; i < kMr; ++i)
+      r[i] = i < valid ? a + (row0 + i0 + i) * lda + p0 : nullptr;
+    auto load = [&](int i, int64_t p) {
+      return r[i] ? _mm256_loadu_ps(r[i] + p) : _mm256_setzero_ps();
+    };
+    int64_t p = 0;
+    for (; p + 8 <= kc; p += 8) {
+      __m256 r0 = load(0, p), r1 = load(1, p), r2 = load(2, p),
+             r3 = load(3, p);
+      __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+      __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+      // Columns (0|4), (1|5), (2|6), (3|7) of the 4 x 8 block.
+      __m256 c04 = _mm256_shuffle_ps(t0, t2, 0x44);
+      __m256 c15 = _mm256_shuffle_ps(t0, t2, 0xee);
+      __m256 c26 = _mm256_shuffle_ps(t1, t3, 0x44);
+      __m256 c37 = _mm256_shuffle_ps(t1, t3, 0xee);
+      float *dst = out + p * kMr;
+      _mm256_storeu_ps(dst, _mm256_permute2f128_ps(c04, c15, 0x20));
+      _mm256_storeu_ps(dst + 8, _mm256_permute2f128_ps(c26, c37, 0x20));
+      _mm256_storeu_ps(dst + 16, _mm256_permute2f128_ps(c04, c15, 0x31));
+      _mm256_storeu_ps(dst + 24, _mm256_permute2f128_ps(c26, c37, 0x31));
+    }
+    for (; p < kc; ++p)
+      for (int64_t i = 0; i < kMr; ++i)
+        out[p * kMr + i] = r[i] ? r[i][p] : 0.0f;
+  }
+}
+} // namespace
+
+const Kernel &avx2FmaKernel() {
+  static const Kernel kernel = {"avx2-fma 4x24", kMr,           kNr,
+                                kKc,             kMc,           microKernel4x24,
+                                packBBlock,      packABlock};
+  return kernel;
+}
+
+} // namespace pipecc::rt::gemm
+
+#endif // defined(__x86_64__)

@@ -1,0 +1,248 @@
+//===- PackedGemm.cpp - Blocking, packing and kernel choice ---------------===//
+//
+// The mechanism of the packed-B GEMM (PackedGemm.h): packing op(B) and op(A)
+// in a kernel's layouts (Kernel.h) and the loops that run its micro-kernel
+// over them. Plain x86-64 code: the only vector code is in the kernels'
+// files, reached through selectPackedGemmKernel().
+//
+// Loop order of a call, for each block of mc rows of op(A):
+//   for each k-block: pack the A block (mc x kc) into micro-panels,
+//     for each B panel (kc x NR): for each micro-panel of A: micro-kernel.
+// A B panel is read from memory once per A block and then from L2 by the
+// other row tiles; while they run they prefetch the next panel, so that
+// the stream of packed B (one contiguous array) overlaps the FMAs.
+//
+//===----------------------------------------------------------------------===//
+#include "PackedGemm.h"
+
+#include "Kernel.h"
+#include "pipecc/Runtime/CpuFeatures.h"
+#include "pipecc/Runtime/Error.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace pipecc::rt::gemm {
+
+namespace {
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// 64-byte aligned floats, grown (never shrunk) on demand; contents are not
+/// kept across growth.
+class AlignedBuffer {
+public:
+  ~AlignedBuffer() { std::free(data_); }
+  float *reserve(int64_t floats) {
+    if (floats > capacity_) {
+      std::free(data_);
+      data_ = nullptr;
+      capacity_ = 0;
+      size_t bytes = static_cast<size_t>(ceilDiv(floats * 4, 64) * 64);
+      data_ = static_cast<float *>(std::aligned_alloc(64, bytes));
+      if (!data_)
+        throw std::bad_alloc();
+      capacity_ = floats;
+    }
+    return data_;
+  }
+  float *data() const { return data_; }
+  int64_t capacity() const { return capacity_; }
+
+private:
+  float *data_ = nullptr;
+  int64_t capacity_ = 0;
+};
+
+/// Depth of the k-blocks for K: at most kernel.kc, all equal but the last
+/// (K = 1100 with kc = 1024 gives 552 + 548, not 1024 + 76).
+int64_t blockDepth(int64_t k, int64_t kc) {
+  return k == 0 ? 0 : ceilDiv(k, ceilDiv(k, kc));
+}
+
+/// The A blocks of a call, reused across calls (one per thread).
+thread_local AlignedBuffer packedA;
+
+/// Bytes of packed B up to which a shallow product (one k-block) keeps all
+/// of B in L2 and walks C row by row (gemmShallow): a quarter of this
+/// machine's 512 KiB L2, leaving room for the A block and C's lines.
+constexpr int64_t kShallowBBytes = 128 * 1024;
+} // namespace
+
+
+struct PackedMatrix::Storage {
+  AlignedBuffer values;
+  int64_t depth = 0; // of the k-blocks
+};
+
+PackedMatrix::PackedMatrix() = default;
+PackedMatrix::~PackedMatrix() = default;
+PackedMatrix::PackedMatrix(PackedMatrix &&) noexcept = default;
+PackedMatrix &PackedMatrix::operator=(PackedMatrix &&) noexcept = default;
+
+int64_t PackedMatrix::bytes() const {
+  return storage ? storage->values.capacity() * 4 : 0;
+}
+
+const Kernel *selectPackedGemmKernel() {
+#if defined(__x86_64__)
+  // Policy: the packed GEMM only where its kernel uses the CPU's widest FMA.
+  // With AVX-512 the BLAS's own AVX-512 kernels (OpenBLAS's SkylakeX) beat
+  // an AVX2 kernel even while they repack B; without AVX2+FMA there is no
+  // kernel here at all.
+  static const Kernel *const chosen = []() -> const Kernel * {
+    if (!missingCpuFeatures("avx,avx2,fma").empty())
+      return nullptr;
+    if (missingCpuFeatures("avx512f").empty())
+      return nullptr;
+    return &avx2FmaKernel();
+  }();
+  return chosen;
+#else
+  return nullptr;
+#endif
+}
+
+const char *kernelName(const Kernel &kernel) { return kernel.name; }
+
+void packB(const Kernel &kernel, bool transB, int64_t k, int64_t n,
+           const float *b, int64_t ldb, PackedMatrix &out) {
+  int64_t bColumns = transB ? k : n;
+  if (k < 0 || n < 0)
+    fail("packed sgemm: negative dimension of B (K=", k, ", N=", n, ")");
+  if (ldb < std::max<int64_t>(bColumns, 1))
+    fail("packed sgemm: leading dimension of B too small (ldb=", ldb,
+         " needs >= ", bColumns, ")");
+  int64_t nr = kernel.nr;
+  int64_t paddedN = ceilDiv(n, nr) * nr;
+  if (!out.storage)
+    out.storage = std::make_unique<PackedMatrix::Storage>();
+  float *packed = out.storage->values.reserve(k * paddedN);
+  int64_t depth = blockDepth(k, kernel.kc);
+  out.k = k;
+  out.n = n;
+  out.packedFor = &kernel;
+  out.storage->depth = depth;
+  for (int64_t p0 = 0; p0 < k; p0 += depth)
+    kernel.packB(transB, std::min(depth, k - p0), n, b, ldb, p0,
+                 packed + p0 * paddedN);
+}
+
+/// A product of one k-block whose packed B fits L2 (a weight gradient:
+/// K = the micro-batch's rows): each row tile of A runs over every B panel
+/// in turn, so C (the large operand, usually cold: an accumulator) is read
+/// and written along its rows, four sequential streams the hardware
+/// prefetcher follows, with the tile two panels ahead prefetched too. The
+/// k-block loop of gemmPackedB would walk C down strided column strips.
+void gemmShallow(const Kernel &kernel, bool transA, int64_t m, float alpha,
+                 const float *a, int64_t lda, const PackedMatrix &b,
+                 float beta, float *c, int64_t ldc) {
+  int64_t k = b.k, n = b.n, mr = kernel.mr, nr = kernel.nr;
+  const float *packedB = b.storage->values.data();
+  int64_t rowsPerBlock = ceilDiv(ceilDiv(m, ceilDiv(m, kernel.mc)), mr) * mr;
+  float *aBlock = packedA.reserve(rowsPerBlock * k);
+  for (int64_t i0 = 0; i0 < m; i0 += rowsPerBlock) {
+    int64_t rows = std::min(rowsPerBlock, m - i0);
+    kernel.packA(transA, a, lda, i0, rows, 0, k, aBlock);
+    for (int64_t t = 0; t * mr < rows; ++t) {
+      int64_t tileRows = std::min(mr, rows - t * mr);
+      float *cRows = c + (i0 + t * mr) * ldc;
+      const float *panel = packedB;
+      for (int64_t j0 = 0; j0 < n; j0 += nr, panel += k * nr) {
+        if (j0 + 2 * nr < n)
+          for (int64_t r = 0; r < tileRows; ++r)
+            for (int64_t line = 0; line < nr * 4; line += 64)
+              __builtin_prefetch(cRows + r * ldc + j0 + 2 * nr + line / 4,
+                                 /*rw=*/1, /*locality=*/3);
+        kernel.microKernel(k, aBlock + t * k * mr, panel, cRows + j0, ldc,
+                           alpha, beta, tileRows, std::min(nr, n - j0),
+                           nullptr, 0);
+      }
+    }
+  }
+}
+
+void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
+                 const float *a, int64_t lda, const PackedMatrix &b,
+                 float beta, float *c, int64_t ldc) {
+  int64_t k = b.k, n = b.n;
+  if (m < 0)
+    fail("packed sgemm: negative dimension (M=", m, ")");
+  if (b.packedFor != &kernel && b.packedFor)
+    fail("packed sgemm: B was packed for kernel ", b.packedFor->name,
+         ", not ", kernel.name);
+  int64_t aColumns = transA ? m : k;
+  if (lda < std::max<int64_t>(aColumns, 1) || ldc < std::max<int64_t>(n, 1))
+    fail("packed sgemm: leading dimension too small (lda=", lda,
+         " needs >= ", aColumns, ", ldc=", ldc, " needs >= ", n, ")");
+  if (m == 0 || n == 0)
+    return;
+  if (k == 0 || alpha == 0.0f) {
+    // No product (as sgemm: A and B are not read): C = beta * C, and
+    // beta = 0 must not read C.
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+    return;
+  }
+
+  int64_t mr = kernel.mr, nr = kernel.nr;
+  int64_t paddedN = ceilDiv(n, nr) * nr;
+  int64_t depth = b.storage->depth;
+  const float *packedB = b.storage->values.data();
+  if (depth == k && k * paddedN * 4 <= kShallowBBytes && m > mr)
+    return gemmShallow(kernel, transA, m, alpha, a, lda, b, beta, c, ldc);
+  // Rows per A block: balanced like the k-blocks, whole micro-panels.
+  int64_t rowsPerBlock = ceilDiv(ceilDiv(m, ceilDiv(m, kernel.mc)), mr) * mr;
+  float *aBlock = packedA.reserve(rowsPerBlock * depth);
+
+  for (int64_t i0 = 0; i0 < m; i0 += rowsPerBlock) {
+    int64_t rows = std::min(rowsPerBlock, m - i0);
+    int64_t tiles = ceilDiv(rows, mr);
+    bool lastRowBlock = i0 + rows == m;
+    for (int64_t p0 = 0; p0 < k; p0 += depth) {
+      int64_t kc = std::min(depth, k - p0);
+      kernel.packA(transA, a, lda, i0, rows, p0, kc, aBlock);
+      // The first k-block applies beta, the later ones add to C.
+      float blockBeta = p0 == 0 ? beta : 1.0f;
+      const float *panel = packedB + p0 * paddedN;
+      for (int64_t j0 = 0; j0 < n; j0 += nr, panel += kc * nr) {
+        // The next panel this call reads (its depth): the following one in
+        // the packed array, or the first again for the next A block.
+        const float *next = panel + kc * nr;
+        int64_t nextDepth = kc;
+        if (j0 + nr >= n) {
+          nextDepth = std::min(depth, k - p0 - kc);
+          if (p0 + kc == k) {
+            next = packedB;
+            nextDepth = lastRowBlock ? 0 : std::min(depth, k);
+          }
+        }
+        int64_t lines = nextDepth * nr * 4 / 64;
+        int64_t linesPerTile = ceilDiv(lines, tiles);
+        int64_t cols = std::min(nr, n - j0);
+        for (int64_t t = 0; t < tiles; ++t) {
+          int64_t first = std::min(lines, t * linesPerTile);
+          int64_t count = std::min(lines, first + linesPerTile) - first;
+          kernel.microKernel(kc, aBlock + t * kc * mr, panel,
+                             c + (i0 + t * mr) * ldc + j0, ldc, alpha,
+                             blockBeta, std::min(mr, rows - t * mr), cols,
+                             reinterpret_cast<const char *>(next) + 64 * first,
+                             count);
+        }
+      }
+    }
+  }
+}
+
+void gemm(const Kernel &kernel, bool transA, bool transB, int64_t m,
+          int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+          const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  // One per thread, reused: its storage grows to the largest B seen.
+  thread_local PackedMatrix scratch;
+  packB(kernel, transB, k, n, b, ldb, scratch);
+  gemmPackedB(kernel, transA, m, alpha, a, lda, scratch, beta, c, ldc);
+}
+
+} // namespace pipecc::rt::gemm

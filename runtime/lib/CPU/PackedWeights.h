@@ -1,0 +1,50 @@
+//===- PackedWeights.h - Weights packed once per step, by address -*- C++ -*-===//
+//
+// pipecc_rt_sgemm_weight's memory: the packed op(B) of every parameter a
+// rank multiplies by, keyed by the parameter's address and how it is read
+// (transposed or not, its shape and row stride: the forward and the input
+// gradient read one weight both ways). Entries turn stale when parameters
+// may have been written (pipecc_rt_weights_changed: the optimizer step,
+// the start of every step) and are repacked into their own storage at
+// their next use, so a rank holds one packed copy per (weight, reading).
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPECC_RUNTIME_CPU_PACKEDWEIGHTS_H
+#define PIPECC_RUNTIME_CPU_PACKEDWEIGHTS_H
+
+#include "Gemm/PackedGemm.h"
+
+#include <memory>
+#include <vector>
+
+namespace pipecc::rt {
+
+class PackedWeightCache {
+public:
+  /// op(B) packed for `kernel`, packing it now unless a current copy of
+  /// this reading of `b` is held.
+  const gemm::PackedMatrix &get(const gemm::Kernel &kernel, bool transB,
+                                int64_t k, int64_t n, const float *b,
+                                int64_t ldb);
+  /// Every held copy is stale (its storage is kept for the repack).
+  void invalidate();
+  /// Bytes of packed copies held.
+  int64_t bytes() const;
+  /// Packings done since the process started.
+  int64_t packs() const { return packCount; }
+
+private:
+  struct Entry {
+    const float *b;
+    bool transB;
+    int64_t k, n, ldb;
+    bool current;
+    gemm::PackedMatrix packed;
+  };
+  std::vector<std::unique_ptr<Entry>> entries;
+  int64_t packCount = 0;
+};
+
+} // namespace pipecc::rt
+
+#endif // PIPECC_RUNTIME_CPU_PACKEDWEIGHTS_H

@@ -1,0 +1,273 @@
+//===- PackedGemmTest.cpp - The GEMM with B packed once --------------------===//
+//
+// gemmPackedB against a plain triple loop in double precision, for every
+// transpose, beta 0 and 1, alpha != 1, odd shapes (edge tiles in both
+// directions, K not a multiple of the k-block), leading dimensions beyond
+// the rows, and a PackedMatrix repacked with other shapes. Each case runs
+// with the CPU's kernel as built, and with a copy of it blocked small (kc =
+// 7, mc = 8) so that small shapes cross several k-blocks and A blocks.
+// Skipped where the CPU has no packed-GEMM kernel (no AVX2+FMA, or
+// AVX-512: selectPackedGemmKernel()'s policy).
+//
+//===----------------------------------------------------------------------===//
+#include "CPU/Gemm/Kernel.h"
+#include "CPU/Gemm/PackedGemm.h"
+#include "pipecc/Runtime/Error.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <tuple>
+#include <vector>
+
+using namespace pipecc::rt::gemm;
+
+namespace {
+
+struct Case {
+  bool transA, transB;
+  int64_t m, n, k;
+  float alpha, beta;
+  // Leading dimensions larger than the rows' lengths: row strides count.
+  int64_t padA, padB, padC;
+  // C's initial values are NaN (with beta = 0 they must not show).
+  bool nanC = false;
+};
+
+/// Row-major op(X)[i][j] of a matrix stored with leading dimension ld.
+float at(const std::vector<float> &x, bool trans, int64_t ld, int64_t i,
+         int64_t j) {
+  return trans ? x[j * ld + i] : x[i * ld + j];
+}
+
+/// Largest |gemmPackedB - naive| over C, relative to the magnitude of the
+/// terms summed; C's padding must stay as it was. `packed` is (re)packed
+/// here.
+double worstError(const Kernel &kernel, const Case &g, std::mt19937 &random,
+                  PackedMatrix &packed) {
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  int64_t aRows = g.transA ? g.k : g.m, aCols = g.transA ? g.m : g.k;
+  int64_t bRows = g.transB ? g.n : g.k, bCols = g.transB ? g.k : g.n;
+  int64_t lda = aCols + g.padA, ldb = bCols + g.padB, ldc = g.n + g.padC;
+  std::vector<float> a(aRows * lda), b(bRows * ldb), c(g.m * ldc);
+  for (float &x : a)
+    x = uniform(random);
+  for (float &x : b)
+    x = uniform(random);
+  for (float &x : c)
+    x = g.nanC ? std::numeric_limits<float>::quiet_NaN() : uniform(random);
+  std::vector<float> before = c;
+  packB(kernel, g.transB, g.k, g.n, b.data(), ldb, packed);
+  EXPECT_EQ(packed.rows(), g.k);
+  EXPECT_EQ(packed.columns(), g.n);
+  EXPECT_GE(packed.bytes(), int64_t(sizeof(float)) * g.k * g.n);
+  gemmPackedB(kernel, g.transA, g.m, g.alpha, a.data(), lda, packed, g.beta,
+              c.data(), ldc);
+  double worst = 0;
+  for (int64_t i = 0; i < g.m; ++i) {
+    for (int64_t j = 0; j < ldc; ++j) {
+      float got = c[i * ldc + j], old = before[i * ldc + j];
+      if (j >= g.n) {
+        EXPECT_TRUE(std::memcmp(&got, &old, sizeof got) == 0)
+            << "padding written at " << i << "," << j;
+        continue;
+      }
+      double sum = 0, scale = g.beta == 0 ? 0 : std::fabs(g.beta * old);
+      for (int64_t p = 0; p < g.k; ++p) {
+        double term = double(at(a, g.transA, lda, i, p)) *
+                      at(b, g.transB, ldb, p, j);
+        sum += term;
+        scale += std::fabs(g.alpha * term);
+      }
+      double expected = g.alpha * sum + (g.beta == 0 ? 0 : g.beta * old);
+      double error = std::fabs(got - expected) / std::max(scale, 1e-30);
+      if (!(error <= worst)) // NaN counts as the worst
+        worst = std::isnan(error) ? std::numeric_limits<double>::infinity()
+                                  : error;
+    }
+  }
+  return worst;
+}
+
+/// The CPU's kernel, and the same blocked small.
+std::vector<Kernel> kernelsUnderTest(const Kernel &kernel) {
+  Kernel small = kernel;
+  small.kc = 7;
+  small.mc = 2 * kernel.mr;
+  return {kernel, small};
+}
+
+using Shape = std::tuple<int64_t, int64_t, int64_t>;
+
+// Every M, N and K of 1, 3, 5, 17, 31, 32, 33, 100, 257 in some triple:
+// M not a multiple of the register tile's rows, N not of its columns, and
+// K above one k-block of the kernel as built (1100, 2100).
+const Shape kShapes[] = {{1, 1, 1},     {3, 5, 17},    {5, 31, 3},
+                         {17, 33, 100}, {31, 32, 33},  {32, 100, 31},
+                         {33, 17, 257}, {100, 3, 5},   {257, 24, 32},
+                         {32, 257, 1},  {1, 100, 257}, {5, 49, 1100},
+                         {33, 25, 2100}};
+
+TEST(PackedGemm, MatchesNaiveLoopForEveryTransposeBetaAndShape) {
+  const Kernel *selected = selectPackedGemmKernel();
+  if (!selected)
+    GTEST_SKIP() << "no packed-GEMM kernel for this CPU";
+  std::mt19937 random(11);
+  int checked = 0;
+  for (const Kernel &kernel : kernelsUnderTest(*selected)) {
+    PackedMatrix packed; // repacked by every case: shapes change
+    for (bool transA : {false, true})
+      for (bool transB : {false, true})
+        for (float beta : {0.0f, 1.0f})
+          for (auto [m, n, k] : kShapes) {
+            Case g{transA, transB, m, n, k, 1.0f, beta, 3, 1, 2};
+            EXPECT_LT(worstError(kernel, g, random, packed), 1e-5)
+                << kernelName(kernel) << " kc=" << kernel.kc
+                << " trans_a=" << transA << " trans_b=" << transB
+                << " beta=" << beta << " M=" << m << " N=" << n
+                << " K=" << k;
+            ++checked;
+          }
+  }
+  EXPECT_EQ(checked, 2 * 8 * std::size(kShapes));
+}
+
+TEST(PackedGemm, AlphaAndBetaScaleLikeSgemm) {
+  const Kernel *selected = selectPackedGemmKernel();
+  if (!selected)
+    GTEST_SKIP() << "no packed-GEMM kernel for this CPU";
+  std::mt19937 random(12);
+  for (const Kernel &kernel : kernelsUnderTest(*selected)) {
+    PackedMatrix packed;
+    for (float alpha : {-0.5f, 3.0f})
+      for (float beta : {0.0f, 1.0f, 0.25f}) {
+        Case g{true, false, 37, 29, 41, alpha, beta, 0, 2, 1};
+        EXPECT_LT(worstError(kernel, g, random, packed), 1e-5)
+            << "kc=" << kernel.kc << " alpha=" << alpha << " beta=" << beta;
+      }
+    // K = 0, or alpha = 0: C = beta * C.
+    Case empty{false, true, 5, 6, 0, 1.0f, 0.5f, 1, 1, 3};
+    EXPECT_LT(worstError(kernel, empty, random, packed), 1e-7);
+    Case noProduct{false, true, 5, 6, 7, 0.0f, 0.5f, 1, 1, 3};
+    EXPECT_LT(worstError(kernel, noProduct, random, packed), 1e-7);
+  }
+}
+
+TEST(PackedGemm, BetaZeroNeverReadsC) {
+  const Kernel *selected = selectPackedGemmKernel();
+  if (!selected)
+    GTEST_SKIP() << "no packed-GEMM kernel for this CPU";
+  std::mt19937 random(13);
+  for (const Kernel &kernel : kernelsUnderTest(*selected)) {
+    PackedMatrix packed;
+    // Full and partial tiles, one and several k-blocks, K = 0.
+    for (auto [m, n, k] : {Shape{32, 48, 64}, Shape{33, 50, 1030},
+                           Shape{3, 7, 5}, Shape{4, 5, 0}}) {
+      Case g{false, true, m, n, k, 1.0f, 0.0f, 1, 1, 3, /*nanC=*/true};
+      EXPECT_LT(worstError(kernel, g, random, packed), 1e-5)
+          << "kc=" << kernel.kc << " M=" << m << " N=" << n << " K=" << k;
+    }
+  }
+}
+
+TEST(PackedGemm, RepackingReusesStorageAndIsDeterministic) {
+  const Kernel *selected = selectPackedGemmKernel();
+  if (!selected)
+    GTEST_SKIP() << "no packed-GEMM kernel for this CPU";
+  const Kernel &kernel = *selected;
+  std::mt19937 random(14);
+  PackedMatrix packed;
+  EXPECT_EQ(packed.bytes(), 0);
+  // Large, then smaller (storage kept), then another aspect ratio.
+  for (auto [m, n, k] : {Shape{17, 100, 257}, Shape{5, 3, 31},
+                         Shape{31, 257, 17}, Shape{3, 33, 100}}) {
+    Case g{false, false, m, n, k, 1.0f, 1.0f, 0, 0, 0};
+    int64_t heldBefore = packed.bytes();
+    EXPECT_LT(worstError(kernel, g, random, packed), 1e-5)
+        << "M=" << m << " N=" << n << " K=" << k;
+    // Padded to whole panels of kernel.nr columns.
+    int64_t needed = 4 * k * ((n + kernel.nr - 1) / kernel.nr) * kernel.nr;
+    EXPECT_GE(packed.bytes(), needed);
+    EXPECT_EQ(packed.bytes(), std::max(heldBefore, needed));
+  }
+
+  // The same call twice: bit for bit the same C.
+  int64_t m = 33, n = 70, k = 300;
+  std::vector<float> a(m * k), b(n * k), c1(m * n), c2(m * n);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  for (float &x : a)
+    x = uniform(random);
+  for (float &x : b)
+    x = uniform(random);
+  packB(kernel, true, k, n, b.data(), k, packed);
+  gemmPackedB(kernel, false, m, 1.0f, a.data(), k, packed, 0.0f, c1.data(),
+              n);
+  gemmPackedB(kernel, false, m, 1.0f, a.data(), k, packed, 0.0f, c2.data(),
+              n);
+  EXPECT_EQ(std::memcmp(c1.data(), c2.data(), c1.size() * sizeof(float)), 0);
+}
+
+TEST(PackedGemm, MisuseIsAnErrorNotAWrongResult) {
+  const Kernel *selected = selectPackedGemmKernel();
+  if (!selected)
+    GTEST_SKIP() << "no packed-GEMM kernel for this CPU";
+  std::vector<float> a(64, 1.0f), b(64, 1.0f), c(64, 0.0f);
+  PackedMatrix packed;
+  Kernel other = *selected;
+  packB(other, false, 4, 4, b.data(), 4, packed);
+  EXPECT_THROW(gemmPackedB(*selected, false, 4, 1.0f, a.data(), 4, packed,
+                           0.0f, c.data(), 4),
+               pipecc::rt::RuntimeError);
+  EXPECT_THROW(packB(*selected, true, 8, 4, b.data(), 7, packed),
+               pipecc::rt::RuntimeError);
+  packB(*selected, false, 4, 4, b.data(), 4, packed);
+  EXPECT_THROW(gemmPackedB(*selected, false, 4, 1.0f, a.data(), 3, packed,
+                           0.0f, c.data(), 4),
+               pipecc::rt::RuntimeError);
+  EXPECT_THROW(gemmPackedB(*selected, false, 4, 1.0f, a.data(), 4, packed,
+                           0.0f, c.data(), 3),
+               pipecc::rt::RuntimeError);
+}
+
+// gemm() packs B per call into a per-thread copy and runs the same loops:
+// bit-identical to packB + gemmPackedB, for the weight gradient's shape
+// (dY^T * X: A transposed, K the micro-batch's rows, beta = 1; the shallow
+// loop order) and a deep one.
+TEST(PackedGemm, PerCallPackingEqualsPackedOnce) {
+  const Kernel *kernel = selectPackedGemmKernel();
+  if (!kernel)
+    GTEST_SKIP() << "no packed-GEMM kernel for this CPU";
+  std::mt19937 random(7);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  for (auto [transA, m, n, k] :
+       {std::tuple{true, int64_t(300), int64_t(200), int64_t(32)},
+        std::tuple{false, int64_t(70), int64_t(90), int64_t(600)}}) {
+    std::vector<float> a(m * k), b(k * n), c(m * n);
+    for (std::vector<float> *x : {&a, &b, &c})
+      for (float &v : *x)
+        v = uniform(random);
+    std::vector<float> expected = c;
+    int64_t lda = transA ? m : k;
+    PackedMatrix packed;
+    packB(*kernel, false, k, n, b.data(), n, packed);
+    gemmPackedB(*kernel, transA, m, 1.0f, a.data(), lda, packed, 1.0f,
+                expected.data(), n);
+    gemm(*kernel, transA, false, m, n, k, 1.0f, a.data(), lda, b.data(), n,
+         1.0f, c.data(), n);
+    EXPECT_EQ(0, std::memcmp(c.data(), expected.data(), c.size() * 4))
+        << "m=" << m << " n=" << n << " k=" << k;
+  }
+}
+
+TEST(PackedGemm, KernelChoiceFollowsThePolicy) {
+  const Kernel *selected = selectPackedGemmKernel();
+  EXPECT_EQ(selected, selectPackedGemmKernel()); // decided once
+  if (selected) {
+    EXPECT_STREQ(kernelName(*selected), "avx2-fma 4x24");
+  }
+}
+
+} // namespace
