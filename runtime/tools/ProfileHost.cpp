@@ -137,16 +137,22 @@ struct GemmGrid {
         b[i] = float(i % 5) * 0.1f;
       }
     }
-    void sgemm(const Config &config, int64_t m, int64_t n, int64_t k) {
+    /// One product on the next copy; `weight`: through
+    /// pipecc_rt_sgemm_weight (B a parameter, packed at its first use).
+    void sgemm(const Config &config, int64_t m, int64_t n, int64_t k,
+               bool weight = false) {
       bool transA = config.transpose[0] == 't';
       bool transB = config.transpose[1] == 't';
       int64_t lda = transA ? m : k, ldb = transB ? k : n;
       int64_t set = next++ % sets * setFloats;
-      pipecc_rt_sgemm(transA, transB, m, n, k, 1.0f, a.data() + set, lda,
-                      b.data() + set, ldb, float(config.beta), c.data() + set,
-                      n);
+      (weight ? pipecc_rt_sgemm_weight : pipecc_rt_sgemm)(
+          transA, transB, m, n, k, 1.0f, a.data() + set, lda, b.data() + set,
+          ldb, float(config.beta), c.data() + set, n);
     }
   };
+  /// The products whose B is a parameter (pipecc_rt_sgemm_weight): a
+  /// Linear layer's forward (x W^T) and input gradient (dY W).
+  std::vector<Config> weightConfigs = {{"nn", 0}, {"nt", 0}};
 };
 
 /// Runs the grid's matmuls on operands of its own until killed: the load of
@@ -161,7 +167,9 @@ struct GemmGrid {
             operands.sgemm(config, m, n, k);
 }
 
-/// The `gemm` member: single-thread pipecc_rt_sgemm rates over the grid.
+/// The `gemm` member: single-thread pipecc_rt_sgemm rates over the grid,
+/// and pipecc_rt_sgemm_weight's (B a parameter, already packed) with the
+/// bytes per second of packing a B.
 /// Each point is the median of its samples over three sweeps of the grid:
 /// the time of a usual call, where the best sample is a rare one (cold
 /// operands spread more than hot loops; the best ran 10 to 30 % faster
@@ -194,22 +202,50 @@ std::string gemmJson(const Settings &settings, int loaders, double &bestRate) {
   }
   GemmGrid::Operands operands(axis.back());
   size_t points = axis.size() * axis.size() * axis.size();
+  // Plain tables first, then the weight tables (B packed: every copy's B is
+  // packed by a first call, then the calls are timed).
+  size_t plain = grid.configs.size();
+  std::vector<GemmGrid::Config> configs = grid.configs;
+  configs.insert(configs.end(), grid.weightConfigs.begin(),
+                 grid.weightConfigs.end());
   std::vector<std::vector<std::vector<double>>> samples(
-      grid.configs.size(), std::vector<std::vector<double>>(points));
+      configs.size(), std::vector<std::vector<double>>(points));
+  // Packing: seconds of a first call beyond a packed one, per byte of B.
+  std::vector<double> packRates;
   for (int sweep = 0; sweep < sweeps; ++sweep)
-    for (size_t t = 0; t < grid.configs.size(); ++t) {
+    for (size_t t = 0; t < configs.size(); ++t) {
+      bool weight = t >= plain;
       size_t point = 0;
       for (int64_t m : axis)
         for (int64_t n : axis)
           for (int64_t k : axis) {
+            double firstCall = 0;
+            if (weight) {
+              // A new shape on the same copies: their packed Bs are stale.
+              pipecc_rt_weights_changed();
+              for (int64_t i = 0; i < operands.sets; ++i) {
+                double begin = cpuNow();
+                operands.sgemm(configs[t], m, n, k, true);
+                firstCall += (cpuNow() - begin) / double(operands.sets);
+              }
+            }
             std::vector<double> more = samplesOf(
-                [&] { operands.sgemm(grid.configs[t], m, n, k); }, repeats,
+                [&] { operands.sgemm(configs[t], m, n, k, weight); }, repeats,
                 minSeconds);
             samples[t][point].insert(samples[t][point].end(), more.begin(),
                                      more.end());
+            // Shapes whose packing is long enough to time (B of 256 x 256
+            // and more).
+            if (weight && n * k >= 256 * 256) {
+              std::vector<double> packed = more;
+              double packing = firstCall - median(packed);
+              if (packing > 0)
+                packRates.push_back(4.0 * double(n * k) / packing);
+            }
             ++point;
           }
     }
+  pipecc_rt_weights_changed();
   for (pid_t helper : helpers) {
     kill(helper, SIGKILL);
     waitpid(helper, nullptr, 0);
@@ -223,10 +259,12 @@ std::string gemmJson(const Settings &settings, int loaders, double &bestRate) {
   std::string out = "{\"m\": [" + axisText() + "], \"n\": [" + axisText() +
                     "], \"k\": [" + axisText() + "], \"tables\": [";
   bestRate = 0;
-  for (size_t t = 0; t < grid.configs.size(); ++t) {
-    out += std::string(t ? ", " : "") + "{\"transpose\": \"" +
-           grid.configs[t].transpose +
-           "\", \"beta\": " + std::to_string(grid.configs[t].beta) +
+  for (size_t t = 0; t < configs.size(); ++t) {
+    if (t == plain)
+      out += "], \"weight_tables\": [";
+    out += std::string(t && t != plain ? ", " : "") + "{\"transpose\": \"" +
+           configs[t].transpose +
+           "\", \"beta\": " + std::to_string(configs[t].beta) +
            ", \"flops_per_s\": [";
     size_t point = 0;
     for (int64_t m : axis)
@@ -234,7 +272,8 @@ std::string gemmJson(const Settings &settings, int loaders, double &bestRate) {
         for (int64_t k : axis) {
           double rate = 2.0 * double(m) * double(n) * double(k) /
                         median(samples[t][point++]);
-          bestRate = std::max(bestRate, rate);
+          if (t < plain)
+            bestRate = std::max(bestRate, rate);
           char text[32];
           std::snprintf(text, sizeof text, "%s%.6g", point > 1 ? ", " : "",
                         rate);
@@ -242,7 +281,12 @@ std::string gemmJson(const Settings &settings, int loaders, double &bestRate) {
         }
     out += "]}";
   }
-  return out + "]}";
+  // Without a timeable packing (a CPU whose weights fall back to the plain
+  // product) packing costs nothing beyond the calls.
+  char pack[64];
+  std::snprintf(pack, sizeof pack, "], \"pack_bytes_per_s\": %.6g}",
+                packRates.empty() ? 1e15 : median(packRates));
+  return out + pack;
 }
 
 /// A stage function as the rank program calls it: through a pointer, with

@@ -195,7 +195,7 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
       problem.ops[index].name = nodeName(ops.front());
       for (Operation *op : ops)
         problem.ops[index].forwardSeconds +=
-            cost::estimateSeconds(op, *profile, stages);
+            cost::estimateSeconds(op, *profile, stages, microbatches);
     }
 
     // Backward ops cost their forward node; BackwardSplit says how far back
@@ -231,7 +231,8 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
       std::optional<int> node = backwardSplit->positionOf(&op);
       if (!node)
         continue;
-      double seconds = cost::estimateSeconds(&op, *profile, stages);
+      double seconds =
+          cost::estimateSeconds(&op, *profile, stages, microbatches);
       auto &opCost = problem.ops[*node];
       opCost.backward.push_back({backwardSplit->reach(&op), seconds});
       for (Value operand : op.getOperands())

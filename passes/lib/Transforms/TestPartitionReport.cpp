@@ -65,7 +65,8 @@ struct TestPartitionReportPass
          << "\n";
     }
     // After split-stages: what the stage functions cost on the same
-    // device, which must be what the partition priced.
+    // device, which must be what the partition priced (one micro-batch:
+    // its tests' built-in profiles price no weight packing to share).
     const cost::DeviceProfile *profile =
         cost::lookupDeviceProfile(str(partition, "device"));
     ModuleOp module = getOperation();
