@@ -595,14 +595,6 @@ double cost::transferSeconds(int64_t bytes, const DeviceProfile &device) {
                           double(bytes) / device.linkBytesPerSecond;
 }
 
-double cost::gradientAccumulationSeconds(int64_t parameterBytes,
-                                         const DeviceProfile &device) {
-  if (device.accumulateBytesPerSecond <= 0 || parameterBytes == 0)
-    return 0;
-  return 3.0 * double(parameterBytes) / device.accumulateBytesPerSecond +
-         device.runtimeCallSeconds;
-}
-
 double cost::optimizerSeconds(int64_t parameterBytes, int64_t tensors,
                               const DeviceProfile &device) {
   // Parameter and gradient read, parameter written, once per step: the

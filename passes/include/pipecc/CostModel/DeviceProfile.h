@@ -102,8 +102,9 @@ struct DeviceProfile {
   /// An element-wise loop over buffers beyond the caches (the optimizer's
   /// sweep over every parameter); 0: memoryBytesPerSecond.
   double streamBytesPerSecond = 0;
-  /// The runtime's addition of each micro-batch's weight gradients into the
-  /// step's accumulators (read both, write one); 0: not modelled.
+  /// The runtime's addition of a micro-batch's weight gradients into the
+  /// step's accumulators (read both, write one). Measured and kept in the
+  /// file, not priced: stage functions accumulate in place (beta = 1).
   double accumulateBytesPerSecond = 0;
   /// Overhead of one call of a stage function by the rank program.
   double stageCallSeconds = 0;
@@ -168,11 +169,6 @@ double estimateSeconds(mlir::Operation *op, const DeviceProfile &device,
 
 /// Seconds to move `bytes` between neighbouring ranks (0 for no message).
 double transferSeconds(int64_t bytes, const DeviceProfile &device);
-
-/// Seconds of adding one micro-batch's gradients of `parameterBytes` into
-/// their accumulators (0 on a profile that does not measure it).
-double gradientAccumulationSeconds(int64_t parameterBytes,
-                                   const DeviceProfile &device);
 
 /// Seconds of an SGD update of `parameterBytes` of float32 parameters
 /// (read parameter and gradient, write the parameter) in `tensors` runtime
