@@ -46,9 +46,12 @@ Bracket bracket(const std::vector<int64_t> &axis, int64_t value) {
 }
 } // namespace
 
+namespace {
+/// The table of a transposition among `tables` (GemmRateTable::tableFor).
 const GemmRateTable::Table *
-GemmRateTable::tableFor(bool transposeA, bool transposeB,
-                        bool accumulate) const {
+tableAmong(const std::vector<GemmRateTable::Table> &tables, bool transposeA,
+           bool transposeB, bool accumulate) {
+  using Table = GemmRateTable::Table;
   const Table *plain = nullptr, *sameTranspose = nullptr;
   for (const Table &table : tables) {
     if (table.transposeA == transposeA && table.transposeB == transposeB) {
@@ -65,14 +68,13 @@ GemmRateTable::tableFor(bool transposeA, bool transposeB,
   return plain ? plain : (tables.empty() ? nullptr : &tables.front());
 }
 
-double GemmRateTable::seconds(int64_t m, int64_t n, int64_t k,
-                              bool transposeA, bool transposeB,
-                              bool accumulate) const {
-  const Table *table = tableFor(transposeA, transposeB, accumulate);
+/// Seconds of an m x n x k product at `table`'s rates over the grid.
+double secondsAt(const GemmRateTable &grid, const GemmRateTable::Table *table,
+                 int64_t m, int64_t n, int64_t k) {
   if (!table || m <= 0 || n <= 0 || k <= 0)
     return 0;
-  Bracket bm = bracket(this->m, m), bn = bracket(this->n, n),
-          bk = bracket(this->k, k);
+  Bracket bm = bracket(grid.m, m), bn = bracket(grid.n, n),
+          bk = bracket(grid.k, k);
   double logRate = 0;
   for (int corner = 0; corner < 8; ++corner) {
     bool hiM = corner & 4, hiN = corner & 2, hiK = corner & 1;
@@ -84,7 +86,7 @@ double GemmRateTable::seconds(int64_t m, int64_t n, int64_t k,
     size_t i = hiM ? bm.upper : bm.lower, j = hiN ? bn.upper : bn.lower,
            l = hiK ? bk.upper : bk.lower;
     double rate =
-        table->flopsPerSecond[(i * this->n.size() + j) * this->k.size() + l];
+        table->flopsPerSecond[(i * grid.n.size() + j) * grid.k.size() + l];
     logRate += weight * std::log(rate);
   }
   // Below the grid a product takes its smallest point's time: the rate
@@ -92,6 +94,35 @@ double GemmRateTable::seconds(int64_t m, int64_t n, int64_t k,
   double rate =
       std::exp(logRate) * bm.belowGrid * bn.belowGrid * bk.belowGrid;
   return 2.0 * double(m) * double(n) * double(k) / rate;
+}
+} // namespace
+
+const GemmRateTable::Table *
+GemmRateTable::tableFor(bool transposeA, bool transposeB,
+                        bool accumulate) const {
+  return tableAmong(tables, transposeA, transposeB, accumulate);
+}
+
+double GemmRateTable::seconds(int64_t m, int64_t n, int64_t k,
+                              bool transposeA, bool transposeB,
+                              bool accumulate) const {
+  return secondsAt(*this, tableFor(transposeA, transposeB, accumulate), m, n,
+                   k);
+}
+
+double GemmRateTable::weightSeconds(int64_t m, int64_t n, int64_t k,
+                                    bool transposeA, bool transposeB) const {
+  if (weightTables.empty())
+    return seconds(m, n, k, transposeA, transposeB);
+  return secondsAt(*this,
+                   tableAmong(weightTables, transposeA, transposeB, false), m,
+                   n, k);
+}
+
+double GemmRateTable::packSeconds(int64_t n, int64_t k) const {
+  if (weightTables.empty() || packBytesPerSecond <= 0 || n <= 0 || k <= 0)
+    return 0;
+  return 4.0 * double(n) * double(k) / packBytesPerSecond;
 }
 
 llvm::ArrayRef<DeviceProfile> cost::builtinDeviceProfiles() {
@@ -169,9 +200,9 @@ public:
     return llvm::Error::success();
   }
 
-  llvm::Error axis(const llvm::json::Object &gemm, llvm::StringRef key,
-                   std::vector<int64_t> &out) {
-    std::string path = ("gemm." + key).str();
+  llvm::Error axis(const llvm::json::Object &gemm, llvm::StringRef member,
+                   llvm::StringRef key, std::vector<int64_t> &out) {
+    std::string path = (member + "." + key).str();
     const llvm::json::Value *value = gemm.get(key);
     if (!value)
       return fail(path, "missing");
@@ -191,21 +222,49 @@ public:
   const llvm::json::Object &root;
 };
 
+llvm::Error readTables(ProfileReader &reader, const llvm::json::Object &gemm,
+                       llvm::StringRef member, llvm::StringRef key,
+                       const GemmRateTable &grid,
+                       std::vector<GemmRateTable::Table> &out);
+
+/// The GEMM rate table in `gemm`, the object of the member named `member`
+/// ("gemm", "gemm_shared").
 llvm::Error readGemm(ProfileReader &reader, const llvm::json::Object &gemm,
-                     GemmRateTable &table) {
+                     llvm::StringRef member, GemmRateTable &table) {
   for (auto [key, axis] : {std::pair{"m", &table.m}, std::pair{"n", &table.n},
                            std::pair{"k", &table.k}})
-    if (llvm::Error error = reader.axis(gemm, key, *axis))
+    if (llvm::Error error = reader.axis(gemm, member, key, *axis))
       return error;
-  const llvm::json::Value *tables = gemm.get("tables");
+  if (llvm::Error error = readTables(reader, gemm, member, "tables", table,
+                                     table.tables))
+    return error;
+  // Optional: profiles written before pipecc_rt_sgemm_weight have none.
+  if (!gemm.get("weight_tables"))
+    return llvm::Error::success();
+  if (llvm::Error error = readTables(reader, gemm, member, "weight_tables",
+                                     table, table.weightTables))
+    return error;
+  return reader.positive(gemm, "pack_bytes_per_s",
+                         (member + ".pack_bytes_per_s").str(),
+                         table.packBytesPerSecond);
+}
+
+/// The array of rate tables `key` of `gemm` (the member `member`), over
+/// `grid`'s axes.
+llvm::Error readTables(ProfileReader &reader, const llvm::json::Object &gemm,
+                       llvm::StringRef member, llvm::StringRef key,
+                       const GemmRateTable &grid,
+                       std::vector<GemmRateTable::Table> &out) {
+  std::string tablesPath = (member + "." + key).str();
+  const llvm::json::Value *tables = gemm.get(key);
   if (!tables)
-    return reader.fail("gemm.tables", "missing");
+    return reader.fail(tablesPath, "missing");
   const llvm::json::Array *array = tables->getAsArray();
   if (!array || array->empty())
-    return reader.fail("gemm.tables", "expected a non-empty array");
-  size_t points = table.m.size() * table.n.size() * table.k.size();
+    return reader.fail(tablesPath, "expected a non-empty array");
+  size_t points = grid.m.size() * grid.n.size() * grid.k.size();
   for (auto [index, entry] : llvm::enumerate(*array)) {
-    std::string path = "gemm.tables[" + std::to_string(index) + "]";
+    std::string path = tablesPath + "[" + std::to_string(index) + "]";
     const llvm::json::Object *object = entry.getAsObject();
     if (!object)
       return reader.fail(path, "expected an object");
@@ -234,7 +293,7 @@ llvm::Error readGemm(ProfileReader &reader, const llvm::json::Object &gemm,
                            "expected a positive number");
       parsed.flopsPerSecond.push_back(*number);
     }
-    table.tables.push_back(std::move(parsed));
+    out.push_back(std::move(parsed));
   }
   return llvm::Error::success();
 }
@@ -341,26 +400,54 @@ cost::parseDeviceProfile(const llvm::json::Value &json, llvm::StringRef name) {
 
   if (llvm::Error error = reader.object(*root, "gemm", "gemm", gemm))
     return std::move(error);
-  if (llvm::Error error = readGemm(reader, *gemm, profile.gemm))
+  if (llvm::Error error = readGemm(reader, *gemm, "gemm", profile.gemm))
     return std::move(error);
+  // Optional: profiles written before it have none.
+  if (root->get("gemm_shared")) {
+    const llvm::json::Object *shared = nullptr;
+    if (llvm::Error error =
+            reader.object(*root, "gemm_shared", "gemm_shared", shared))
+      return std::move(error);
+    if (llvm::Error error =
+            readGemm(reader, *shared, "gemm_shared", profile.gemmShared))
+      return std::move(error);
+  }
   return profile;
 }
 
-llvm::json::Value cost::toJSON(const DeviceProfile &profile) {
+namespace {
+llvm::json::Value tablesToJSON(const std::vector<GemmRateTable::Table> &in) {
   llvm::json::Array tables;
-  for (const GemmRateTable::Table &table : profile.gemm.tables)
+  for (const GemmRateTable::Table &table : in)
     tables.push_back(llvm::json::Object{
         {"transpose", std::string{table.transposeA ? 't' : 'n',
                                   table.transposeB ? 't' : 'n'}},
         {"beta", table.accumulate ? 1 : 0},
         {"flops_per_s", llvm::json::Array(table.flopsPerSecond)},
     });
+  return tables;
+}
+
+llvm::json::Value gemmToJSON(const GemmRateTable &gemm) {
+  llvm::json::Object object{{"m", llvm::json::Array(gemm.m)},
+                            {"n", llvm::json::Array(gemm.n)},
+                            {"k", llvm::json::Array(gemm.k)},
+                            {"tables", tablesToJSON(gemm.tables)}};
+  if (!gemm.weightTables.empty()) {
+    object["weight_tables"] = tablesToJSON(gemm.weightTables);
+    object["pack_bytes_per_s"] = gemm.packBytesPerSecond;
+  }
+  return object;
+}
+} // namespace
+
+llvm::json::Value cost::toJSON(const DeviceProfile &profile) {
   llvm::json::Array links;
   for (const LinkMeasurement &link : profile.links)
     links.push_back(llvm::json::Object{{"transport", link.transport},
                                        {"latency_s", link.latencySeconds},
                                        {"bytes_per_s", link.bytesPerSecond}});
-  return llvm::json::Object{
+  llvm::json::Object root{
       {"format", kFormat},
       {"version", kVersion},
       {"description", profile.description},
@@ -380,11 +467,11 @@ llvm::json::Value cost::toJSON(const DeviceProfile &profile) {
                                    {"runtime_call_s",
                                     profile.runtimeCallSeconds}}},
       {"links", std::move(links)},
-      {"gemm", llvm::json::Object{{"m", llvm::json::Array(profile.gemm.m)},
-                                  {"n", llvm::json::Array(profile.gemm.n)},
-                                  {"k", llvm::json::Array(profile.gemm.k)},
-                                  {"tables", std::move(tables)}}},
+      {"gemm", gemmToJSON(profile.gemm)},
   };
+  if (!profile.gemmShared.empty())
+    root["gemm_shared"] = gemmToJSON(profile.gemmShared);
+  return root;
 }
 
 const DeviceProfile *cost::loadDeviceProfile(llvm::StringRef nameOrPath,
@@ -458,16 +545,38 @@ std::optional<GemmShape> cost::gemmShapeOf(mlir::Operation *op) {
   return shape;
 }
 
-double cost::estimateSeconds(mlir::Operation *op,
-                             const DeviceProfile &device) {
+const GemmRateTable &DeviceProfile::gemmFor(int64_t ranks) const {
+  return ranks > 1 && cores > 1 && !gemmShared.empty() ? gemmShared : gemm;
+}
+
+bool cost::multipliesByParameter(mlir::Operation *op) {
+  auto matmul = llvm::dyn_cast<graph::MatMulOp>(op);
+  if (!matmul)
+    return false;
+  auto rhs = llvm::dyn_cast<mlir::RankedTensorType>(matmul.getRhs().getType());
+  return rhs && rhs.getRank() == 2 &&
+         matmul.getRhs().getDefiningOp<graph::ParamOp>();
+}
+
+double cost::estimateSeconds(mlir::Operation *op, const DeviceProfile &device,
+                             int64_t ranks, int64_t microbatches) {
   auto costly = llvm::dyn_cast<graph::CostOpInterface>(op);
   if (!costly)
     return 0;
-  if (!device.gemm.empty())
-    if (std::optional<GemmShape> gemm = gemmShapeOf(op))
+  const GemmRateTable &table = device.gemmFor(ranks);
+  if (!table.empty())
+    if (std::optional<GemmShape> gemm = gemmShapeOf(op)) {
+      if (!multipliesByParameter(op))
+        return double(gemm->batch) *
+               table.seconds(gemm->m, gemm->n, gemm->k, gemm->transposeA,
+                             gemm->transposeB);
+      // B is packed at the step's first call and reused by the others.
       return double(gemm->batch) *
-             device.gemm.seconds(gemm->m, gemm->n, gemm->k, gemm->transposeA,
-                                 gemm->transposeB);
+                 table.weightSeconds(gemm->m, gemm->n, gemm->k,
+                                     gemm->transposeA, gemm->transposeB) +
+             table.packSeconds(gemm->n, gemm->k) /
+                 double(std::max<int64_t>(microbatches, 1));
+    }
   return estimateSeconds(costly.getCost(), device);
 }
 
@@ -484,14 +593,6 @@ double cost::transferSeconds(int64_t bytes, const DeviceProfile &device) {
   return bytes == 0 ? 0.0
                     : device.linkLatencySeconds +
                           double(bytes) / device.linkBytesPerSecond;
-}
-
-double cost::gradientAccumulationSeconds(int64_t parameterBytes,
-                                         const DeviceProfile &device) {
-  if (device.accumulateBytesPerSecond <= 0 || parameterBytes == 0)
-    return 0;
-  return 3.0 * double(parameterBytes) / device.accumulateBytesPerSecond +
-         device.runtimeCallSeconds;
 }
 
 double cost::optimizerSeconds(int64_t parameterBytes, int64_t tensors,

@@ -194,7 +194,8 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
     for (auto [index, ops] : llvm::enumerate(nodes)) {
       problem.ops[index].name = nodeName(ops.front());
       for (Operation *op : ops)
-        problem.ops[index].forwardSeconds += cost::estimateSeconds(op, *profile);
+        problem.ops[index].forwardSeconds +=
+            cost::estimateSeconds(op, *profile, stages, microbatches);
     }
 
     // Backward ops cost their forward node; BackwardSplit says how far back
@@ -230,7 +231,8 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
       std::optional<int> node = backwardSplit->positionOf(&op);
       if (!node)
         continue;
-      double seconds = cost::estimateSeconds(&op, *profile);
+      double seconds =
+          cost::estimateSeconds(&op, *profile, stages, microbatches);
       auto &opCost = problem.ops[*node];
       opCost.backward.push_back({backwardSplit->reach(&op), seconds});
       for (Value operand : op.getOperands())
@@ -401,14 +403,12 @@ struct PartitionPass : pipecc::impl::PartitionBase<PartitionPass> {
           b.getNamedAttr("backward_input_s",
                          b.getF64FloatAttr(s.backwardInputSeconds +
                                            profile.stageCallSeconds)),
-          // W (or the fused backward) ends with the runtime adding the
-          // micro-batch's weight gradients into the step's accumulators.
+          // W (or the fused backward) adds its weight gradients into the
+          // step's accumulators itself (pipecc-accumulate-gradients: beta =
+          // 1 in the GEMM), not in a pass of the runtime's.
           b.getNamedAttr("backward_weight_s",
-                         b.getF64FloatAttr(
-                             s.backwardWeightSeconds +
-                             profile.stageCallSeconds +
-                             cost::gradientAccumulationSeconds(
-                                 s.parameterBytes, profile))),
+                         b.getF64FloatAttr(s.backwardWeightSeconds +
+                                           profile.stageCallSeconds)),
           b.getNamedAttr("communication_s",
                          b.getF64FloatAttr(s.communicationSeconds)),
           b.getNamedAttr("total_s", b.getF64FloatAttr(s.totalSeconds)),

@@ -65,7 +65,8 @@ struct TestPartitionReportPass
          << "\n";
     }
     // After split-stages: what the stage functions cost on the same
-    // device, which must be what the partition priced.
+    // device, which must be what the partition priced (one micro-batch:
+    // its tests' built-in profiles price no weight packing to share).
     const cost::DeviceProfile *profile =
         cost::lookupDeviceProfile(str(partition, "device"));
     ModuleOp module = getOperation();
@@ -73,7 +74,7 @@ struct TestPartitionReportPass
       double seconds = 0;
       if (func)
         func.walk([&](pipecc::graph::CostOpInterface op) {
-          seconds += cost::estimateSeconds(op.getOperation(), *profile);
+          seconds += cost::estimateSeconds(op.getOperation(), *profile, ranks);
         });
       return seconds;
     };

@@ -52,8 +52,43 @@ for table in gemm["tables"]:
     assert max(table["flops_per_s"]) <= profile["flops_per_s"]
 assert kinds >= {("nn", 0), ("nt", 0), ("tn", 0), ("nn", 1), ("nt", 1),
                  ("tn", 1)}, kinds
-print("profile ok: %d cores, %d gemm points x %d tables, links %s" %
-      (profile["cores"], points, len(gemm["tables"]), ", ".join(transports)))
+
+
+def check_weights(grid, what):
+    """pipecc_rt_sgemm_weight's tables (B a parameter, packed): nn and nt
+    with beta 0, over the same grid, and the packing rate."""
+    weights = grid["weight_tables"]
+    assert [(t["transpose"], t["beta"]) for t in weights] == \
+        [("nn", 0), ("nt", 0)], weights
+    for table in weights:
+        assert len(table["flops_per_s"]) == points
+        for rate in table["flops_per_s"]:
+            positive(rate, what + " weight rate")
+    positive(grid["pack_bytes_per_s"], what + ".pack_bytes_per_s")
+
+
+check_weights(gemm, "gemm")
+print("profile ok: %d cores, %d gemm points x %d tables (+%d weight tables), "
+      "links %s" % (profile["cores"], points, len(gemm["tables"]),
+                    len(gemm["weight_tables"]), ", ".join(transports)))
+# With two or more cores the grid is measured again while the other cores
+# run matmuls too: the same grid and tables.
+shared = profile.get("gemm_shared")
+assert (shared is not None) == (profile["cores"] > 1), profile["cores"]
+if shared is None:
+    print("gemm_shared: none, one core")
+else:
+    for axis in "mnk":
+        assert shared[axis] == gemm[axis], axis
+    assert [(t["transpose"], t["beta"]) for t in shared["tables"]] == \
+        [(t["transpose"], t["beta"]) for t in gemm["tables"]]
+    for table in shared["tables"]:
+        assert len(table["flops_per_s"]) == points
+        for rate in table["flops_per_s"]:
+            positive(rate, "gemm_shared rate")
+    check_weights(shared, "gemm_shared")
+    print("gemm_shared: %d points x %d tables" % (points,
+                                                  len(shared["tables"])))
 
 one = copy.deepcopy(profile)
 one["cores"] = 1

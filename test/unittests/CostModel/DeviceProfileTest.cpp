@@ -2,11 +2,15 @@
 //
 // The profile file round-trips through its reader and writer; malformed
 // files fail naming the member; the GEMM rate table interpolates between
-// grid points by shape and picks its table by transposition.
+// grid points by shape and picks its table by transposition; pipelines of
+// several ranks take the rates measured with every core computing; products
+// by a parameter take the packed-weight rates and a share of one packing.
 //
 //===----------------------------------------------------------------------===//
 
 #include "pipecc/CostModel/DeviceProfile.h"
+#include "pipecc/Dialect/Graph/GraphOps.h"
+#include "../Graph/GraphTestUtil.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -194,6 +198,152 @@ TEST(DeviceProfileTest, GemmTablesByTransposition) {
   // Not measured: tt takes nn; tn with beta = 1 takes tn's beta = 0.
   EXPECT_NEAR(gemm.seconds(64, 64, 256, true, true), nn, 1e-15);
   EXPECT_NEAR(gemm.seconds(64, 64, 256, true, false, true), nn / 3, 1e-15);
+}
+
+/// measuredProfile() with a `gemm_shared` table: every rate `slowdown`
+/// times lower (the ranks of a pipeline computing at once).
+DeviceProfile sharedProfile(double slowdown) {
+  DeviceProfile profile = measuredProfile();
+  profile.gemmShared = profile.gemm;
+  for (GemmRateTable::Table &table : profile.gemmShared.tables)
+    for (double &rate : table.flopsPerSecond)
+      rate /= slowdown;
+  return profile;
+}
+
+TEST(DeviceProfileTest, SharedGemmTableIsOptional) {
+  // Profiles written before `gemm_shared` load, and are written back
+  // without it.
+  DeviceProfile old = measuredProfile();
+  llvm::json::Value json = toJSON(old);
+  EXPECT_EQ(json.getAsObject()->get("gemm_shared"), nullptr);
+  llvm::Expected<DeviceProfile> read = parseDeviceProfile(json, "old.json");
+  ASSERT_TRUE(static_cast<bool>(read)) << llvm::toString(read.takeError());
+  EXPECT_TRUE(read->gemmShared.empty());
+  // Without a shared table every pipeline takes the one-rank rates.
+  EXPECT_EQ(&read->gemmFor(4), &read->gemm);
+
+  DeviceProfile shared = sharedProfile(1.25);
+  llvm::json::Value sharedJson = toJSON(shared);
+  llvm::Expected<DeviceProfile> again =
+      parseDeviceProfile(sharedJson, "shared.json");
+  ASSERT_TRUE(static_cast<bool>(again)) << llvm::toString(again.takeError());
+  ASSERT_EQ(again->gemmShared.tables.size(), 4u);
+  EXPECT_EQ(again->gemmShared.tables[1].flopsPerSecond,
+            shared.gemmShared.tables[1].flopsPerSecond);
+  EXPECT_EQ(sharedJson, toJSON(*again));
+
+  // A malformed shared table names its own member.
+  llvm::json::Value bad = sharedJson;
+  (*bad.getAsObject()->getObject("gemm_shared"))["k"] =
+      llvm::json::Array{16, 0};
+  EXPECT_EQ(errorOf(bad), "member 'gemm_shared.k[1]': expected a positive "
+                          "integer above the previous one");
+  bad = sharedJson;
+  (*bad.getAsObject())["gemm_shared"] = 3;
+  EXPECT_EQ(errorOf(bad), "member 'gemm_shared': expected an object");
+}
+
+TEST(DeviceProfileTest, PipelinesOfSeveralRanksTakeTheSharedRates) {
+  DeviceProfile profile = sharedProfile(1.25);
+  // One rank computes alone; two or more compute at once on the cores.
+  EXPECT_EQ(&profile.gemmFor(1), &profile.gemm);
+  EXPECT_EQ(&profile.gemmFor(2), &profile.gemmShared);
+  EXPECT_EQ(&profile.gemmFor(8), &profile.gemmShared);
+  double alone = profile.gemmFor(1).seconds(64, 64, 256, false, true);
+  EXPECT_NEAR(profile.gemmFor(4).seconds(64, 64, 256, false, true),
+              1.25 * alone, 1e-12 * alone);
+  // A one-core machine runs one rank at a time: the one-rank rates.
+  profile.cores = 1;
+  EXPECT_EQ(&profile.gemmFor(4), &profile.gemm);
+}
+
+/// measuredProfile() with weight tables (nn and nt, 3 times the plain nn
+/// rates) and packing at 1e9 bytes/s.
+DeviceProfile weightProfile() {
+  DeviceProfile profile = measuredProfile();
+  for (bool transposeB : {false, true}) {
+    GemmRateTable::Table table = profile.gemm.tables.front();
+    table.transposeB = transposeB;
+    for (double &rate : table.flopsPerSecond)
+      rate *= 3;
+    profile.gemm.weightTables.push_back(table);
+  }
+  profile.gemm.packBytesPerSecond = 1e9;
+  return profile;
+}
+
+TEST(DeviceProfileTest, WeightTablesAreOptionalAndRoundTrip) {
+  // Without weight tables a product by a parameter is priced as any other
+  // and packing costs nothing.
+  GemmRateTable plain = measuredProfile().gemm;
+  EXPECT_EQ(plain.weightSeconds(64, 64, 256, false, true),
+            plain.seconds(64, 64, 256, false, true));
+  EXPECT_EQ(plain.packSeconds(64, 256), 0);
+  EXPECT_EQ(toJSON(measuredProfile()).getAsObject()->getObject("gemm")->get(
+                "weight_tables"),
+            nullptr);
+
+  DeviceProfile profile = weightProfile();
+  GemmRateTable &gemm = profile.gemm;
+  double nn = gemm.seconds(64, 64, 256, false, false);
+  EXPECT_NEAR(gemm.weightSeconds(64, 64, 256, false, false), nn / 3, 1e-15);
+  EXPECT_NEAR(gemm.weightSeconds(64, 64, 256, false, true), nn / 3, 1e-15);
+  // 4 bytes per element of the k x n parameter, once.
+  EXPECT_DOUBLE_EQ(gemm.packSeconds(64, 256), 4.0 * 64 * 256 / 1e9);
+
+  llvm::json::Value json = toJSON(profile);
+  llvm::Expected<DeviceProfile> read = parseDeviceProfile(json, "w.json");
+  ASSERT_TRUE(static_cast<bool>(read)) << llvm::toString(read.takeError());
+  ASSERT_EQ(read->gemm.weightTables.size(), 2u);
+  EXPECT_TRUE(read->gemm.weightTables[1].transposeB);
+  EXPECT_DOUBLE_EQ(read->gemm.packBytesPerSecond, 1e9);
+  EXPECT_EQ(json, toJSON(*read));
+
+  llvm::json::Value bad = json;
+  bad.getAsObject()->getObject("gemm")->erase("pack_bytes_per_s");
+  EXPECT_EQ(errorOf(bad), "member 'gemm.pack_bytes_per_s': missing");
+  bad = json;
+  (*(*bad.getAsObject()->getObject("gemm")->getArray("weight_tables"))[0]
+        .getAsObject())["beta"] = 2;
+  EXPECT_EQ(errorOf(bad), "member 'gemm.weight_tables[0].beta': expected 0 "
+                          "or 1");
+}
+
+class EstimateSecondsTest : public pipecc::graph::testing::GraphIRTest {};
+
+TEST_F(EstimateSecondsTest, ProductsByAParameterTakeThePackedRates) {
+  auto module = parse(R"mlir(
+    func.func @f(%x: tensor<64x256xf32>, %a: tensor<256x64xf32>)
+        -> (tensor<64x64xf32>, tensor<64x64xf32>) {
+      %w = graph.param "w" trainable : tensor<64x256xf32> = dense<1.0>
+      %y = graph.matmul %x, %w transpose_rhs : tensor<64x256xf32>, tensor<64x256xf32> -> tensor<64x64xf32>
+      %z = graph.matmul %x, %a : tensor<64x256xf32>, tensor<256x64xf32> -> tensor<64x64xf32>
+      return %y, %z : tensor<64x64xf32>, tensor<64x64xf32>
+    })mlir");
+  ASSERT_TRUE(module);
+  llvm::SmallVector<mlir::Operation *> products;
+  module->walk([&](pipecc::graph::MatMulOp op) { products.push_back(op); });
+  ASSERT_EQ(products.size(), 2u);
+  mlir::Operation *byWeight = products[0], *byActivation = products[1];
+  EXPECT_TRUE(multipliesByParameter(byWeight));
+  EXPECT_FALSE(multipliesByParameter(byActivation));
+
+  DeviceProfile profile = weightProfile();
+  const GemmRateTable &gemm = profile.gemm;
+  // x W^T: the packed rate, plus a quarter of one packing of W (64 x 256)
+  // in each of 4 micro-batches.
+  EXPECT_NEAR(estimateSeconds(byWeight, profile, 1, 4),
+              gemm.weightSeconds(64, 64, 256, false, true) +
+                  gemm.packSeconds(64, 256) / 4,
+              1e-15);
+  // x A with A an activation: the plain product, nothing packed.
+  EXPECT_NEAR(estimateSeconds(byActivation, profile, 1, 4),
+              gemm.seconds(64, 64, 256, false, false), 1e-15);
+  // Without weight tables both are plain products.
+  DeviceProfile plain = measuredProfile();
+  EXPECT_NEAR(estimateSeconds(byWeight, plain, 1, 4),
+              plain.gemm.seconds(64, 64, 256, false, true), 1e-15);
 }
 
 TEST(DeviceProfileTest, BuiltinProfilesKeepTheRoofline) {

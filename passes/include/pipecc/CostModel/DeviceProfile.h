@@ -42,16 +42,28 @@ struct GemmRateTable {
   /// Ascending, positive.
   std::vector<int64_t> m, n, k;
   std::vector<Table> tables;
+  /// Products whose B is a parameter (pipecc_rt_sgemm_weight), B already
+  /// packed; empty when not measured (older profiles).
+  std::vector<Table> weightTables;
+  /// Packing a parameter B for weightTables' kernel, bytes of B per second
+  /// (once per parameter, orientation and step); 0 with no weightTables.
+  double packBytesPerSecond = 0;
 
   bool empty() const { return tables.empty(); }
-  /// The table of a transposition (beta = 0 unless `accumulate` and one was
-  /// measured; "nn" when that transposition was not measured); null when
-  /// there is no table.
+  /// The table of a transposition among `tables` (beta = 0 unless
+  /// `accumulate` and one was measured; "nn" when that transposition was
+  /// not measured); null when there is no table.
   const Table *tableFor(bool transposeA, bool transposeB,
                         bool accumulate) const;
   /// Seconds of one m x n x k product (2mnk flops); 0 for an empty product.
   double seconds(int64_t m, int64_t n, int64_t k, bool transposeA,
                  bool transposeB, bool accumulate = false) const;
+  /// Seconds of one product whose B is a packed parameter (weightTables;
+  /// seconds() when they were not measured), packing not included.
+  double weightSeconds(int64_t m, int64_t n, int64_t k, bool transposeA,
+                       bool transposeB) const;
+  /// Seconds of packing a k x n parameter B (0 when not measured).
+  double packSeconds(int64_t n, int64_t k) const;
 };
 
 /// The link between two ranks over one transport.
@@ -79,14 +91,20 @@ struct DeviceProfile {
   // Measured profiles only (zero or empty in the built-in rows).
   /// Cores the ranks share; 0: every rank has its own.
   int cores = 0;
+  /// Matmul rates of one rank computing while the other cores idle.
   GemmRateTable gemm;
+  /// The same while every other core runs matmuls too (the ranks of a
+  /// pipeline compute at once and share the caches and the memory bus);
+  /// empty when not measured (older profiles, one core).
+  GemmRateTable gemmShared;
   /// A reduction's read bandwidth (a sum over a buffer).
   double reductionBytesPerSecond = 0;
   /// An element-wise loop over buffers beyond the caches (the optimizer's
   /// sweep over every parameter); 0: memoryBytesPerSecond.
   double streamBytesPerSecond = 0;
-  /// The runtime's addition of each micro-batch's weight gradients into the
-  /// step's accumulators (read both, write one); 0: not modelled.
+  /// The runtime's addition of a micro-batch's weight gradients into the
+  /// step's accumulators (read both, write one). Measured and kept in the
+  /// file, not priced: stage functions accumulate in place (beta = 1).
   double accumulateBytesPerSecond = 0;
   /// Overhead of one call of a stage function by the rank program.
   double stageCallSeconds = 0;
@@ -97,6 +115,11 @@ struct DeviceProfile {
   std::vector<LinkMeasurement> links;
   /// The machine and BLAS measured, for the reader.
   std::string machine, blas;
+
+  /// The matmul rates of a pipeline of `ranks` ranks: gemmShared when two
+  /// or more ranks compute at once on two or more cores and it was
+  /// measured, else gemm.
+  const GemmRateTable &gemmFor(int64_t ranks) const;
 };
 
 /// The built-in profiles; the first is the default (the host CPU).
@@ -129,19 +152,23 @@ struct GemmShape {
 /// The GEMM shape of a graph.matmul with static shapes; nullopt otherwise.
 std::optional<GemmShape> gemmShapeOf(mlir::Operation *op);
 
-/// Seconds of one execution of `op` (a CostOpInterface op; 0 for others):
-/// on a profile with a GEMM rate table, a contraction takes its measured
-/// GEMM time; everything else the roofline of its OpCost. The one rule the
-/// partitioner and the schedule's durations use.
-double estimateSeconds(mlir::Operation *op, const DeviceProfile &device);
+/// Whether `op` is a 2-D product by a parameter (a graph.matmul whose rhs
+/// is a graph.param of rank 2): the CPU target runs it as
+/// pipecc_rt_sgemm_weight, B packed once per step.
+bool multipliesByParameter(mlir::Operation *op);
+
+/// Seconds of one execution of `op` (a CostOpInterface op; 0 for others)
+/// in a pipeline of `ranks` ranks and `microbatches` micro-batches per
+/// step: on a profile with a GEMM rate table, a contraction takes its
+/// measured GEMM time (gemmFor(ranks)); a product by a parameter its
+/// packed-weight time plus its share of the one packing per step
+/// (packSeconds / microbatches); everything else the roofline of its
+/// OpCost. The one rule the partitioner and the schedule's durations use.
+double estimateSeconds(mlir::Operation *op, const DeviceProfile &device,
+                       int64_t ranks = 1, int64_t microbatches = 1);
 
 /// Seconds to move `bytes` between neighbouring ranks (0 for no message).
 double transferSeconds(int64_t bytes, const DeviceProfile &device);
-
-/// Seconds of adding one micro-batch's gradients of `parameterBytes` into
-/// their accumulators (0 on a profile that does not measure it).
-double gradientAccumulationSeconds(int64_t parameterBytes,
-                                   const DeviceProfile &device);
 
 /// Seconds of an SGD update of `parameterBytes` of float32 parameters
 /// (read parameter and gradient, write the parameter) in `tensors` runtime
