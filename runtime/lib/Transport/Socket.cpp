@@ -19,6 +19,14 @@
 // tag) keep their order. A started send first writes what the socket takes
 // without blocking, so a small message completes at once.
 //
+// A wait first polls (yielding the core) for up to kSpinSeconds before it
+// sleeps, when every rank of the job has a core of its own: a rank that
+// sleeps at every wait gives its core up, and on a shared or virtual
+// machine it comes back later and to colder caches (P = 2 on 2 cores: the
+// step 154 -> 141 ms, the matmuls' rate 50 -> 60 GFLOP/s, as MPI's own
+// polling waits). With more ranks than cores a polling rank would take
+// time from one that computes, so they sleep at once.
+//
 // Collectives are messages to and from one root, in rank order, so the
 // float sums are the same bits as MpiTransport's. A rank that ends without
 // its goodbye message (it failed, or was killed) breaks the job: every wait
@@ -39,6 +47,7 @@
 #include <map>
 #include <mutex>
 #include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -52,6 +61,9 @@ namespace {
 constexpr uint32_t kMagic = 0x70697065; // "pipe"
 constexpr int kMaxTag = INT_MAX;
 constexpr int64_t kMaxSendRecvBytes = int64_t(1) << 30;
+/// The longest a wait polls before it sleeps (see the file comment): a
+/// pipeline's waits between micro-batches are a few milliseconds.
+constexpr double kSpinSeconds = 0.02;
 
 /// Wire channels: the two of Transport.h plus the collectives' own.
 enum WireChannel : uint32_t {
@@ -225,6 +237,9 @@ private:
   std::shared_ptr<Transfer> postReceive(int peer, uint32_t channel, int tag,
                                         void *data, int64_t bytes);
   void waitFor(Transfer &transfer, const std::string &where);
+  /// Polls `transfer` (yielding the core between looks) for up to
+  /// spinSeconds_, while nothing has failed.
+  void pollBeforeSleeping(const Transfer &transfer);
   void recvWire(int peer, uint32_t channel, int tag, void *data,
                 int64_t bytes, const char *what) {
     waitFor(*postReceive(peer, channel, tag, data, bytes),
@@ -235,6 +250,9 @@ private:
   std::vector<int> sockets_; ///< by peer rank; -1 for this rank
   std::vector<std::unique_ptr<std::mutex>> sendMutexes_;
   int timeoutSeconds_ = 60;
+  /// How long a wait polls before it sleeps: kSpinSeconds when every rank
+  /// has a core (of this process's CPU set), else 0.
+  double spinSeconds_ = 0;
   int wakePipe_[2] = {-1, -1};
   std::thread progress_;
   /// Started sends, written in order by the sender thread (started at the
@@ -281,6 +299,10 @@ SocketTransport::SocketTransport(const SocketConfig &config) {
     ::rmdir(config.rendezvous.c_str());
   if (pipe(wakePipe_) != 0)
     fail("socket transport: pipe: ", std::strerror(errno));
+  cpu_set_t cpus;
+  if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 &&
+      size_ <= CPU_COUNT(&cpus))
+    spinSeconds_ = kSpinSeconds;
   progress_ = std::thread([this] { progressLoop(); });
 }
 
@@ -665,7 +687,25 @@ std::shared_ptr<Transfer> SocketTransport::postReceive(int peer,
   return transfer;
 }
 
+void SocketTransport::pollBeforeSleeping(const Transfer &transfer) {
+  if (spinSeconds_ <= 0)
+    return;
+  double until = secondsNow() + spinSeconds_;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (transfer.done || closed_[transfer.peer] || !broken_.empty())
+        return;
+    }
+    if (secondsNow() > until)
+      return;
+    // The progress thread that fills it may need this core.
+    sched_yield();
+  }
+}
+
 void SocketTransport::waitFor(Transfer &transfer, const std::string &where) {
+  pollBeforeSleeping(transfer);
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] {
     return transfer.done || closed_[transfer.peer] || !broken_.empty();
