@@ -466,7 +466,7 @@ def sgemm_peak(torch, shapes, best, seconds=0.3, cold=False):
             best[entry] = (min(measured, best.get(entry, (1e9,))[0]), True)
         flops = 2.0 * key[0] * key[1] * key[2]
         seconds_each = best[entry][0]
-        rate = profile_shape_rate(key, role)
+        rate = profile_shape_rate(key, role, cold)
         if rate:
             seconds_each = min(seconds_each, flops / rate)
         total_flops += flops
@@ -477,12 +477,13 @@ def sgemm_peak(torch, shapes, best, seconds=0.3, cold=False):
 PROFILE_GEMM = {}
 
 
-def profile_shape_rate(key, role):
+def profile_shape_rate(key, role, cold=False):
     """pipecc profile's best rate (FLOP/s, over its transpositions and
     beta, and for a product by a weight (forward, input) also over its
     packed-weight tables) for the product key = (m, k, n), when the shape
     is a point of its grid; None otherwise. The profile's operands are
-    cold."""
+    cold; with `cold` a weight gradient takes only its beta = 1 tables (a
+    beta = 0 product never reads its C, the step's accumulator does)."""
     gemm = PROFILE_GEMM.get("gemm")
     if not gemm:
         return None
@@ -495,7 +496,11 @@ def profile_shape_rate(key, role):
     tables = list(gemm["tables"])
     if role in ("forward", "input"):
         tables += gemm.get("weight_tables", [])
-    return max(t["flops_per_s"][point] for t in tables)
+    if role == "weight" and cold:
+        # The step adds a weight gradient into its accumulator: beta = 1.
+        tables = [t for t in tables if t.get("beta") == 1]
+    rates = [t["flops_per_s"][point] for t in tables]
+    return max(rates) if rates else None
 
 
 def measure_peaks(torch, o, full, example, model, best, profile_rate):
