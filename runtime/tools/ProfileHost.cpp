@@ -102,6 +102,9 @@ double median(std::vector<double> &samples) {
 struct Settings {
   bool quick = false;
   int ranks = 2;
+  /// The message measurement runs beside a busy process per core
+  /// (measureBusyLatency): small messages only, the median of its trials.
+  bool busy = false;
 };
 
 /// The matmul grid and the configurations (transposition, beta) timed.
@@ -401,6 +404,21 @@ LinkResult pingPong(Transport &transport, int peer, bool leader,
   };
   exchange(8, 10); // warm up
   LinkResult result;
+  if (settings.busy) {
+    // Each round trip waits for time slices: a few milliseconds. The
+    // median trial: the typical wait, not the luckiest.
+    std::vector<double> trials;
+    int busyRounds = settings.quick ? 5 : 40;
+    for (int trial = 0; trial < 5; ++trial) {
+      double start = now();
+      exchange(8, busyRounds);
+      trials.push_back((now() - start) / (2.0 * busyRounds));
+    }
+    std::sort(trials.begin(), trials.end());
+    result.latencySeconds = trials[trials.size() / 2];
+    result.bytesPerSecond = 1;
+    return result;
+  }
   // One way is half a round trip.
   double small = 1e30, big = 1e30;
   for (int trial = 0; trial < 3; ++trial) {
@@ -489,6 +507,38 @@ LinkResult measureSocket(const Settings &settings) {
   return link;
 }
 
+int usableCores();
+
+/// The one-way latency of a small socket message while every core also
+/// runs a busy process (as when a pipeline has more ranks than cores and
+/// the others compute): the receiver, asleep in its wait, runs when the
+/// scheduler next gives it a core. `links[].busy_latency_s`.
+double measureBusyLatency(const Settings &settings) {
+  std::vector<pid_t> hogs;
+  for (int i = 0; i < usableCores(); ++i) {
+    pid_t pid = fork();
+    if (pid < 0)
+      break;
+    if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() == 1)
+        _exit(0);
+      for (volatile unsigned spin = 0;; spin = spin + 1) {
+      }
+    }
+    hogs.push_back(pid);
+  }
+  Settings busy = settings;
+  busy.busy = true;
+  busy.ranks = 2;
+  double latency = measureSocket(busy).latencySeconds;
+  for (pid_t hog : hogs) {
+    kill(hog, SIGKILL);
+    waitpid(hog, nullptr, 0);
+  }
+  return latency;
+}
+
 int usableCores() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0)
@@ -555,6 +605,7 @@ int main(int argc, char **argv) {
   }
   // Messages first: the children fork before the BLAS starts any thread.
   LinkResult socket = measureSocket(settings);
+  double busyLatency = measureBusyLatency(settings);
   double bestRate = 0, sharedBestRate = 0;
   std::string gemm = gemmJson(settings, /*loaders=*/0, bestRate);
   // The same grid while every other core runs matmuls too: the rates of a
@@ -580,14 +631,14 @@ int main(int argc, char **argv) {
       "%.6g},\n"
       " \"calls\": {\"stage_call_s\": %.6g, \"runtime_call_s\": %.6g},\n"
       " \"links\": [{\"transport\": \"socket\", \"latency_s\": %.6g, "
-      "\"bytes_per_s\": %.6g}],\n"
+      "\"bytes_per_s\": %.6g, \"busy_latency_s\": %.6g}],\n"
       " \"gemm\": %s%s%s}\n",
       settings.quick ? " --quick" : "", machineName().c_str(), cores,
       memory, bestRate, elementwise.transcendentalsPerSecond,
       elementwise.bytesPerSecond, elementwise.reductionBytesPerSecond, stream,
       accumulate,
       elementwise.stageCallSeconds, elementwise.runtimeCallSeconds,
-      socket.latencySeconds, socket.bytesPerSecond, gemm.c_str(),
+      socket.latencySeconds, socket.bytesPerSecond, busyLatency, gemm.c_str(),
       shared.empty() ? "" : ",\n \"gemm_shared\": ", shared.c_str());
   return 0;
 }

@@ -393,6 +393,11 @@ cost::parseDeviceProfile(const llvm::json::Value &json, llvm::StringRef name) {
     if (llvm::Error error = reader.positive(
             *object, "bytes_per_s", path + ".bytes_per_s", link.bytesPerSecond))
       return std::move(error);
+    if (object->get("busy_latency_s"))
+      if (llvm::Error error = reader.nonNegative(
+              *object, "busy_latency_s", path + ".busy_latency_s",
+              link.busyLatencySeconds))
+        return std::move(error);
     profile.links.push_back(std::move(link));
   }
   profile.linkLatencySeconds = profile.links.front().latencySeconds;
@@ -443,10 +448,14 @@ llvm::json::Value gemmToJSON(const GemmRateTable &gemm) {
 
 llvm::json::Value cost::toJSON(const DeviceProfile &profile) {
   llvm::json::Array links;
-  for (const LinkMeasurement &link : profile.links)
-    links.push_back(llvm::json::Object{{"transport", link.transport},
-                                       {"latency_s", link.latencySeconds},
-                                       {"bytes_per_s", link.bytesPerSecond}});
+  for (const LinkMeasurement &link : profile.links) {
+    llvm::json::Object entry{{"transport", link.transport},
+                             {"latency_s", link.latencySeconds},
+                             {"bytes_per_s", link.bytesPerSecond}};
+    if (link.busyLatencySeconds > 0)
+      entry["busy_latency_s"] = link.busyLatencySeconds;
+    links.push_back(std::move(entry));
+  }
   llvm::json::Object root{
       {"format", kFormat},
       {"version", kVersion},

@@ -410,6 +410,23 @@ private:
 
   bool done(int rank) const { return next[rank] >= programs[rank].size(); }
 
+  /// The extra wait of `receiver`, asleep for a message that arrives
+  /// now: with fewer cores than ranks, when the other ranks compute on
+  /// every core, it gets a core only when a time slice ends
+  /// (TimingModel::busyLatencySeconds beyond the idle latency); else 0.
+  double busyDelaySeconds(int receiver) const {
+    if (!timing.sharesCores(problem.stages) ||
+        timing.busyLatencySeconds <= timing.latencySeconds)
+      return 0;
+    int computing = 0;
+    for (int rank = 0; rank < problem.stages; ++rank)
+      if (rank != receiver && running[rank].active)
+        ++computing;
+    return computing >= timing.cores
+               ? timing.busyLatencySeconds - timing.latencySeconds
+               : 0;
+  }
+
   double messageSeconds(const ProgramAction &action) const {
     return timing.messageSeconds(boundaryOf(action.tensor), action.bytes);
   }
@@ -504,8 +521,9 @@ private:
         if (input.exists && input.crossesRanks) {
           auto arrived =
               arrival[rank].find({input.tensor, action.compute.microbatch});
-          if (arrived != arrival[rank].end())
-            clock[rank] = std::max(clock[rank], arrived->second);
+          if (arrived != arrival[rank].end() &&
+              arrived->second > clock[rank])
+            clock[rank] = arrived->second + busyDelaySeconds(rank);
         }
         computed[index(action.compute)] = 1;
         duration = problem.duration(action.compute);

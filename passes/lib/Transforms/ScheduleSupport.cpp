@@ -118,6 +118,8 @@ void pipecc::setStageTableCosts(const StageTable &table,
   if (profile->cores == 0)
     return;
   timing.cores = profile->cores;
+  if (!profile->links.empty())
+    timing.busyLatencySeconds = profile->links.front().busyLatencySeconds;
   std::vector<int64_t> parameterBytes(table.ranks, 0);
   for (const VirtualStage &stage : table.stages)
     parameterBytes[stage.rank] += stage.cost.parameterBytes;

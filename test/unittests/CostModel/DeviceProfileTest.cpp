@@ -131,6 +131,32 @@ TEST(DeviceProfileTest, MalformedFilesNameTheMember) {
   EXPECT_EQ(errorOf(llvm::json::Array{}), "expected a JSON object");
 }
 
+// links[].busy_latency_s (pipecc profile's latency beside a busy process
+// per core) is optional: absent in older files (0), read, written back,
+// and checked like the other members.
+TEST(DeviceProfileTest, BusyLatencyIsOptionalAndRoundTrips) {
+  DeviceProfile profile = measuredProfile();
+  EXPECT_EQ(profile.links.front().busyLatencySeconds, 0);
+  llvm::json::Value without = toJSON(profile);
+  EXPECT_EQ(without.getAsObject()
+                ->getArray("links")
+                ->front()
+                .getAsObject()
+                ->get("busy_latency_s"),
+            nullptr);
+  profile.links.front().busyLatencySeconds = 3.5e-3;
+  llvm::json::Value json = toJSON(profile);
+  llvm::Expected<DeviceProfile> read = parseDeviceProfile(json, "busy.json");
+  ASSERT_TRUE(static_cast<bool>(read)) << llvm::toString(read.takeError());
+  EXPECT_DOUBLE_EQ(read->links.front().busyLatencySeconds, 3.5e-3);
+  EXPECT_EQ(json, toJSON(*read));
+  (*(*json.getAsObject()->getArray("links"))[0].getAsObject())
+      ["busy_latency_s"] = -1.0;
+  EXPECT_EQ(errorOf(json),
+            "member 'links[0].busy_latency_s': expected a non-negative "
+            "number");
+}
+
 TEST(DeviceProfileTest, LoadNamesTheFileAndTheMember) {
   std::string error;
   EXPECT_NE(loadDeviceProfile("host-cpu", error), nullptr);

@@ -129,4 +129,35 @@ TEST(ProcessorSharing, FourRanksOnFewerCores) {
   EXPECT_GE(two, work / 2 - 1e-9);
   EXPECT_LT(two, work);
 }
+// A message that wakes a rank while the other ranks compute on every core
+// waits for a time slice (busyLatencySeconds): four ranks of 1F1B on two
+// cores take longer with it, and by at most one busy wait per message
+// received; on four cores, or with the busy latency at or below the idle
+// one, nothing changes.
+TEST(ProcessorSharing, BusyCoresDelayAWakingReceiver) {
+  ScheduleProblem problem = ScheduleProblem::linear(4, 8);
+  problem.durations.assign(4, {1, 1, 1});
+  std::vector<Program> programs = programsOf("1f1b", problem);
+  TimingModel timing;
+  // Posted messages, waited for at the first reader (as the runtime).
+  timing.overlapSends = true;
+  timing.cores = 2;
+  double shared = simulated(problem, programs, timing).makespan;
+  timing.busyLatencySeconds = 0.25;
+  double busy = simulated(problem, programs, timing).makespan;
+  EXPECT_GT(busy, shared);
+  // 2 * 8 messages into each of the middle ranks' computes at most.
+  EXPECT_LE(busy, shared + 0.25 * 2 * 8 * 3 + 1e-9);
+  timing.latencySeconds = 0.25;
+  TimingModel idle = timing;
+  idle.busyLatencySeconds = 0;
+  EXPECT_NEAR(simulated(problem, programs, timing).makespan,
+              simulated(problem, programs, idle).makespan, 1e-9);
+  timing.latencySeconds = 0;
+  timing.cores = 4;
+  TimingModel own = timing;
+  own.busyLatencySeconds = 0;
+  EXPECT_NEAR(simulated(problem, programs, timing).makespan,
+              simulated(problem, programs, own).makespan, 1e-9);
+}
 } // namespace

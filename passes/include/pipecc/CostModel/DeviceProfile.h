@@ -71,6 +71,10 @@ struct LinkMeasurement {
   std::string transport; // "socket", "mpi"
   double latencySeconds = 0;
   double bytesPerSecond = 0;
+  /// The latency while every core also runs another process (optional, 0
+  /// when not measured): a message to a rank that waits on a busy core
+  /// arrives when the scheduler next gives that rank the core.
+  double busyLatencySeconds = 0;
 };
 
 /// What the cost model knows about a device: sustained rates, not peaks.

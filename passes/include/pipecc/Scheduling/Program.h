@@ -100,6 +100,12 @@ struct TimingModel {
   /// shares them: k ranks computing at once on c < k cores each run at c / k
   /// of their speed (processor sharing); messages take no core.
   int cores = 0;
+  /// With fewer cores than ranks: the latency of a message posted while
+  /// every core is computing for other ranks (0: as latencySeconds). The
+  /// receiver sleeps in its wait; the scheduler wakes it on a busy core
+  /// only when a time slice there ends (measured by `pipecc profile` as
+  /// `links[].busy_latency_s`).
+  double busyLatencySeconds = 0;
   /// Seconds of one message crossing boundary q (between virtual stages q and
   /// q + 1), by q; when non-empty it overrides latency + bytes / bandwidth
   /// for the boundaries it lists.
