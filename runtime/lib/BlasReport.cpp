@@ -10,6 +10,7 @@
 #pragma weak pipecc_rt_blas_threads
 #pragma weak pipecc_rt_weights_changed
 #pragma weak pipecc_rt_packed_weight_stats
+#pragma weak pipecc_rt_pack_stale_weights
 
 namespace pipecc::rt {
 
@@ -27,6 +28,11 @@ std::optional<BlasReport> queryBlas() {
 void notifyWeightsChanged() {
   if (pipecc_rt_weights_changed)
     pipecc_rt_weights_changed();
+}
+
+void packStaleWeights() {
+  if (pipecc_rt_pack_stale_weights)
+    pipecc_rt_pack_stale_weights();
 }
 
 int64_t packedWeightBytes() {

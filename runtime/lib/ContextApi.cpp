@@ -450,6 +450,10 @@ int64_t pipecc_rt_irecv_bytes(pipecc_rt_context *ctx, void *data,
 void pipecc_rt_wait(pipecc_rt_context *ctx, int64_t request) {
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
+    // The step's first waits often block (a pipeline filling up): the
+    // weights it packs at their first use are packed here instead, off the
+    // path to the next compute (docs/design.md, "Packed weights").
+    packStaleWeights();
     timed(
         c, &StepTimes::wait, [&] { return waitEvent(c, request); },
         [&] { c.transport->wait(request); });

@@ -184,6 +184,13 @@ void pipecc_rt_sgemm_weight(int32_t trans_a, int32_t trans_b, int64_t m,
 
 void pipecc_rt_weights_changed(void) { packedWeights.invalidate(); }
 
+void pipecc_rt_pack_stale_weights(void) {
+  guardCall([&] {
+    if (const gemm::Kernel *kernel = packedWeightKernel())
+      packedWeights.packStale(*kernel);
+  });
+}
+
 int32_t pipecc_rt_blas_set_packed_weights(int32_t enabled) {
   packedWeightsWanted = enabled != 0;
   if (!packedWeightsWanted)

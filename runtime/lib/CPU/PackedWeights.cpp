@@ -29,6 +29,19 @@ const gemm::PackedMatrix &PackedWeightCache::get(const gemm::Kernel &kernel,
   return entry->packed;
 }
 
+int64_t PackedWeightCache::packStale(const gemm::Kernel &kernel) {
+  int64_t packed = 0;
+  for (const std::unique_ptr<Entry> &held : entries)
+    if (!held->current) {
+      gemm::packB(kernel, held->transB, held->k, held->n, held->b, held->ldb,
+                  held->packed);
+      held->current = true;
+      ++packCount;
+      ++packed;
+    }
+  return packed;
+}
+
 void PackedWeightCache::invalidate() {
   for (const std::unique_ptr<Entry> &held : entries)
     held->current = false;

@@ -28,6 +28,9 @@ public:
                                 int64_t ldb);
   /// Every held copy is stale (its storage is kept for the repack).
   void invalidate();
+  /// Repacks every stale copy now (the weights a rank multiplied by in an
+  /// earlier step, which this step will read again); how many.
+  int64_t packStale(const gemm::Kernel &kernel);
   /// Frees every copy (the packing count stays).
   void release() { entries.clear(); }
   /// Bytes of packed copies held.
