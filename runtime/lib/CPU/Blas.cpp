@@ -69,58 +69,59 @@ double monotonicSeconds() {
   return static_cast<double>(now.tv_sec) + 1e-9 * now.tv_nsec;
 }
 
-void blasGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-          float alpha, const float *a, int64_t lda, const float *b,
-          int64_t ldb, float beta, float *c, int64_t ldc) {
+/// Runs `product` (an M x N x K GEMM) timed and counted in the BLAS
+/// counters, one rule for every path; an empty C runs and counts nothing.
+template <typename Product>
+void counted(int64_t m, int64_t n, int64_t k, Product product) {
   if (m == 0 || n == 0)
     return;
   // Two clock reads (about 20 ns each, vDSO) against a GEMM of the sizes
   // models meet (microseconds to milliseconds).
   double start = monotonicSeconds();
-  BLAS(cblas_sgemm)(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-                    transB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-                    static_cast<int>(n), static_cast<int>(k), alpha, a,
-                    static_cast<int>(lda), b, static_cast<int>(ldb), beta, c,
-                    static_cast<int>(ldc));
+  product();
   counters.seconds += monotonicSeconds() - start;
   counters.calls += 1;
   counters.flops += 2 * m * n * k;
+}
+
+void blasGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+              float alpha, const float *a, int64_t lda, const float *b,
+              int64_t ldb, float beta, float *c, int64_t ldc) {
+  counted(m, n, k, [&] {
+    BLAS(cblas_sgemm)(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+                      transB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+                      static_cast<int>(n), static_cast<int>(k), alpha, a,
+                      static_cast<int>(lda), b, static_cast<int>(ldb), beta, c,
+                      static_cast<int>(ldc));
+  });
 }
 
 /// C = alpha * op(A) * op(B) + beta * C through the packed copy of the
 /// parameter B (packed here at its first use since the last
-/// pipecc_rt_weights_changed), timed and counted as a BLAS call; the
-/// packing counts in the call's time.
+/// pipecc_rt_weights_changed, unless a wait packed it before); the packing
+/// counts in the call's time.
 void gemmWeight(const gemm::Kernel &kernel, bool transA, bool transB,
                 int64_t m, int64_t n, int64_t k, float alpha, const float *a,
                 int64_t lda, const float *b, int64_t ldb, float beta,
                 float *c, int64_t ldc) {
-  if (m == 0 || n == 0)
-    return;
-  double start = monotonicSeconds();
-  const gemm::PackedMatrix &packed =
-      packedWeights.get(kernel, transB, k, n, b, ldb);
-  gemm::gemmPackedB(kernel, transA, m, alpha, a, lda, packed, beta, c, ldc);
-  counters.seconds += monotonicSeconds() - start;
-  counters.calls += 1;
-  counters.flops += 2 * m * n * k;
+  counted(m, n, k, [&] {
+    const gemm::PackedMatrix &packed =
+        packedWeights.get(kernel, transB, k, n, b, ldb);
+    gemm::gemmPackedB(kernel, transA, m, alpha, a, lda, packed, beta, c, ldc);
+  });
 }
 
 /// A plain product through the engine, both operands packed in the call
 /// (the shallow products it runs faster than the BLAS: a micro-batch's
-/// weight gradient), timed and counted as a BLAS call.
+/// weight gradient).
 void engineGemm(const gemm::Kernel &kernel, bool transA, bool transB,
                 int64_t m, int64_t n, int64_t k, float alpha, const float *a,
                 int64_t lda, const float *b, int64_t ldb, float beta,
                 float *c, int64_t ldc) {
-  if (m == 0 || n == 0)
-    return;
-  double start = monotonicSeconds();
-  gemm::gemm(kernel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c,
-             ldc);
-  counters.seconds += monotonicSeconds() - start;
-  counters.calls += 1;
-  counters.flops += 2 * m * n * k;
+  counted(m, n, k, [&] {
+    gemm::gemm(kernel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta,
+               c, ldc);
+  });
 }
 
 /// "OpenBLAS 0.3.34.481.3 (scipy-openblas32), Haswell kernels": the version
