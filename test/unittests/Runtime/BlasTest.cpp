@@ -5,6 +5,7 @@
 // --blas and --timers reports read, and --threads' effect on the library.
 //
 //===----------------------------------------------------------------------===//
+#include "GemmReference.h"
 #include "pipecc/Runtime/BlasReport.h"
 #include "pipecc/Runtime/Runtime.h"
 
@@ -17,63 +18,22 @@
 
 namespace {
 
-struct Gemm {
-  bool transA, transB;
-  int64_t m, n, k;
-  float alpha, beta;
-  // Leading dimensions larger than the rows' lengths: row strides count.
-  int64_t padA, padB, padC;
-};
-
-/// Row-major op(X)[i][j] of a matrix stored with leading dimension ld.
-float at(const std::vector<float> &x, bool trans, int64_t ld, int64_t i,
-         int64_t j) {
-  return trans ? x[j * ld + i] : x[i * ld + j];
-}
+using Gemm = pipecc::test::GemmCase;
 
 using SgemmFunction = void (*)(int32_t, int32_t, int64_t, int64_t, int64_t,
                                float, const float *, int64_t, const float *,
                                int64_t, float, float *, int64_t);
 
-/// Largest |sgemm - naive| over C, relative to the magnitude of the terms
-/// summed; C's padding must stay as it was. `sgemm` is pipecc_rt_sgemm or
-/// pipecc_rt_sgemm_weight.
+/// Largest |sgemm - naive| over C (GemmReference.h); `sgemm` is
+/// pipecc_rt_sgemm or pipecc_rt_sgemm_weight.
 double worstError(const Gemm &g, std::mt19937 &random,
                   SgemmFunction sgemm = pipecc_rt_sgemm) {
-  std::uniform_real_distribution<float> uniform(-1, 1);
-  int64_t aRows = g.transA ? g.k : g.m, aCols = g.transA ? g.m : g.k;
-  int64_t bRows = g.transB ? g.n : g.k, bCols = g.transB ? g.k : g.n;
-  int64_t lda = aCols + g.padA, ldb = bCols + g.padB, ldc = g.n + g.padC;
-  std::vector<float> a(aRows * lda), b(bRows * ldb), c(g.m * ldc);
-  for (float &x : a)
-    x = uniform(random);
-  for (float &x : b)
-    x = uniform(random);
-  for (float &x : c)
-    x = uniform(random);
-  std::vector<float> before = c;
-  sgemm(g.transA, g.transB, g.m, g.n, g.k, g.alpha, a.data(), lda, b.data(),
-        ldb, g.beta, c.data(), ldc);
-  double worst = 0;
-  for (int64_t i = 0; i < g.m; ++i) {
-    for (int64_t j = 0; j < ldc; ++j) {
-      if (j >= g.n) {
-        EXPECT_EQ(c[i * ldc + j], before[i * ldc + j]) << "padding written";
-        continue;
-      }
-      double sum = 0, scale = std::fabs(g.beta * before[i * ldc + j]);
-      for (int64_t p = 0; p < g.k; ++p) {
-        double term = double(at(a, g.transA, lda, i, p)) *
-                      at(b, g.transB, ldb, p, j);
-        sum += term;
-        scale += std::fabs(g.alpha * term);
-      }
-      double expected = g.alpha * sum + g.beta * before[i * ldc + j];
-      worst = std::max(worst, std::fabs(c[i * ldc + j] - expected) /
-                                  std::max(scale, 1e-30));
-    }
-  }
-  return worst;
+  return pipecc::test::worstGemmError(
+      g, random, [&](const float *a, int64_t lda, const float *b, int64_t ldb,
+                     float *c, int64_t ldc) {
+        sgemm(g.transA, g.transB, g.m, g.n, g.k, g.alpha, a, lda, b, ldb,
+              g.beta, c, ldc);
+      });
 }
 
 // pipecc_rt_sgemm: the BLAS, or the packed GEMM engine for shallow

@@ -10,6 +10,7 @@
 // AVX-512: selectPackedGemmKernel()'s policy).
 //
 //===----------------------------------------------------------------------===//
+#include "GemmReference.h"
 #include "CPU/Gemm/Kernel.h"
 #include "CPU/Gemm/PackedGemm.h"
 #include "pipecc/Runtime/Error.h"
@@ -28,69 +29,22 @@ using namespace pipecc::rt::gemm;
 
 namespace {
 
-struct Case {
-  bool transA, transB;
-  int64_t m, n, k;
-  float alpha, beta;
-  // Leading dimensions larger than the rows' lengths: row strides count.
-  int64_t padA, padB, padC;
-  // C's initial values are NaN (with beta = 0 they must not show).
-  bool nanC = false;
-};
+using Case = pipecc::test::GemmCase;
 
-/// Row-major op(X)[i][j] of a matrix stored with leading dimension ld.
-float at(const std::vector<float> &x, bool trans, int64_t ld, int64_t i,
-         int64_t j) {
-  return trans ? x[j * ld + i] : x[i * ld + j];
-}
-
-/// Largest |gemmPackedB - naive| over C, relative to the magnitude of the
-/// terms summed; C's padding must stay as it was. `packed` is (re)packed
-/// here.
+/// Largest |gemmPackedB - naive| over C (GemmReference.h). `packed` is
+/// (re)packed here.
 double worstError(const Kernel &kernel, const Case &g, std::mt19937 &random,
                   PackedMatrix &packed) {
-  std::uniform_real_distribution<float> uniform(-1, 1);
-  int64_t aRows = g.transA ? g.k : g.m, aCols = g.transA ? g.m : g.k;
-  int64_t bRows = g.transB ? g.n : g.k, bCols = g.transB ? g.k : g.n;
-  int64_t lda = aCols + g.padA, ldb = bCols + g.padB, ldc = g.n + g.padC;
-  std::vector<float> a(aRows * lda), b(bRows * ldb), c(g.m * ldc);
-  for (float &x : a)
-    x = uniform(random);
-  for (float &x : b)
-    x = uniform(random);
-  for (float &x : c)
-    x = g.nanC ? std::numeric_limits<float>::quiet_NaN() : uniform(random);
-  std::vector<float> before = c;
-  packB(kernel, g.transB, g.k, g.n, b.data(), ldb, packed);
-  EXPECT_EQ(packed.rows(), g.k);
-  EXPECT_EQ(packed.columns(), g.n);
-  EXPECT_GE(packed.bytes(), int64_t(sizeof(float)) * g.k * g.n);
-  gemmPackedB(kernel, g.transA, g.m, g.alpha, a.data(), lda, packed, g.beta,
-              c.data(), ldc);
-  double worst = 0;
-  for (int64_t i = 0; i < g.m; ++i) {
-    for (int64_t j = 0; j < ldc; ++j) {
-      float got = c[i * ldc + j], old = before[i * ldc + j];
-      if (j >= g.n) {
-        EXPECT_TRUE(std::memcmp(&got, &old, sizeof got) == 0)
-            << "padding written at " << i << "," << j;
-        continue;
-      }
-      double sum = 0, scale = g.beta == 0 ? 0 : std::fabs(g.beta * old);
-      for (int64_t p = 0; p < g.k; ++p) {
-        double term = double(at(a, g.transA, lda, i, p)) *
-                      at(b, g.transB, ldb, p, j);
-        sum += term;
-        scale += std::fabs(g.alpha * term);
-      }
-      double expected = g.alpha * sum + (g.beta == 0 ? 0 : g.beta * old);
-      double error = std::fabs(got - expected) / std::max(scale, 1e-30);
-      if (!(error <= worst)) // NaN counts as the worst
-        worst = std::isnan(error) ? std::numeric_limits<double>::infinity()
-                                  : error;
-    }
-  }
-  return worst;
+  return pipecc::test::worstGemmError(
+      g, random, [&](const float *a, int64_t lda, const float *b, int64_t ldb,
+                     float *c, int64_t ldc) {
+        packB(kernel, g.transB, g.k, g.n, b, ldb, packed);
+        EXPECT_EQ(packed.rows(), g.k);
+        EXPECT_EQ(packed.columns(), g.n);
+        EXPECT_GE(packed.bytes(), int64_t(sizeof(float)) * g.k * g.n);
+        gemmPackedB(kernel, g.transA, g.m, g.alpha, a, lda, packed, g.beta, c,
+                    ldc);
+      });
 }
 
 /// The CPU's kernel, and the same blocked small.
