@@ -88,8 +88,12 @@ void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
   if (options.gpuLoopsBlockSize > 0)
     pm.addNestedPass<func::FuncOp>(
         createMapLoopsToGPU({options.gpuLoopsBlockSize}));
-  else
+  else {
+    // Before the loops lose which of them reduce (see the pass).
+    pm.addPass(createReassociateReductions());
+    pm.addNestedPass<func::FuncOp>(createLowerReductionsToLoops());
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  }
   // x86-64 stores bf16 but has no bf16 arithmetic (--precision bf16).
   pm.addPass(createEmulateBF16());
   // Before MathToLLVM: exp, erf and tanh inline, not a libm call each.

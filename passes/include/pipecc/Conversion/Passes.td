@@ -221,6 +221,49 @@ def ApproximateMath : Pass<"pipecc-approximate-math", "::mlir::ModuleOp"> {
                            "::mlir::math::MathDialect"];
 }
 
+def LowerReductionsToLoops : Pass<"pipecc-lower-reductions-to-loops",
+                                  "::mlir::func::FuncOp"> {
+  let summary = "Lowers row reductions on buffers to loops that carry the "
+                "running values";
+  let description = [{
+    A `linalg.generic` on buffers with static loop ranges, its reduction
+    iterators after its parallel ones, outputs indexed by parallel loops
+    only and no output that is also an input, becomes `scf.for` loops over
+    the parallel dimensions; in them each output is loaded once, the
+    reduction loops carry the running values (`iter_args`) through the
+    cloned body, and the results are stored once. Upstream's linalg-to-loops
+    loads and stores the output in every iteration, which keeps the sum in
+    memory and scalar unless LLVM proves the buffers apart. Other ops are
+    left to linalg-to-loops. The values and their order are unchanged.
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+  let statistics = [
+    Statistic<"numLowered", "lowered", "Reductions lowered to loops">,
+  ];
+}
+
+def ReassociateReductions : Pass<"pipecc-reassociate-reductions",
+                                 "::mlir::ModuleOp"> {
+  let summary = "Marks the float arithmetic of reductions `reassoc` so that "
+                "LLVM vectorizes them";
+  let description = [{
+    A float sum in program order is a serial chain that LLVM's loop
+    vectorizer keeps scalar. The float arithmetic in the body of every
+    `linalg.generic` with a reduction iterator, and of every `scf.for` that
+    carries a float value, gets the `reassoc` fast-math flag (added to the
+    flags it has), so the sum runs in vector lanes. No other flag is set:
+    NaN and infinity still propagate. ONNX fixes no summation order; the
+    compiled order is still the same on every run.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numMarked", "marked-ops", "Float ops marked reassoc">,
+  ];
+}
+
 def OutlineOpGroups : Pass<"pipecc-outline-op-groups", "::mlir::ModuleOp"> {
   let summary = "Splits long functions on memrefs into calls of bounded groups";
   let description = [{
