@@ -37,16 +37,24 @@ namespace pipecc {
 using namespace mlir;
 
 namespace {
-/// Whether `generic` is a reduction this pass lowers (see the file comment).
-bool isRowReduction(linalg::GenericOp generic) {
-  if (!generic.hasPureBufferSemantics() || generic.getNumDpsInits() == 0)
-    return false;
+/// The number of leading parallel loops of `generic`.
+unsigned leadingParallelLoops(linalg::GenericOp generic) {
   SmallVector<utils::IteratorType> iterators =
       generic.getIteratorTypesArray();
   unsigned parallel = 0;
   while (parallel < iterators.size() &&
          iterators[parallel] == utils::IteratorType::parallel)
     ++parallel;
+  return parallel;
+}
+
+/// Whether `generic` is a reduction this pass lowers (see the file comment).
+bool isRowReduction(linalg::GenericOp generic) {
+  if (!generic.hasPureBufferSemantics() || generic.getNumDpsInits() == 0)
+    return false;
+  SmallVector<utils::IteratorType> iterators =
+      generic.getIteratorTypesArray();
+  unsigned parallel = leadingParallelLoops(generic);
   if (parallel == iterators.size())
     return false;
   for (unsigned d = parallel; d < iterators.size(); ++d)
@@ -88,22 +96,32 @@ struct Lowering {
   unsigned parallel;
   SmallVector<Value> ivs;
 
-  /// The reduction loops from dimension `d` on, carrying `running`;
-  /// returns the values after the last iteration.
-  SmallVector<Value> reduce(OpBuilder &b, unsigned d, ValueRange running) {
+  /// The loop over dimension `d` carrying `carried`; `inner` builds its
+  /// body (ivs[d] set) and returns what it yields.
+  scf::ForOp loopOver(
+      OpBuilder &b, unsigned d, ValueRange carried,
+      function_ref<SmallVector<Value>(OpBuilder &, ValueRange)> inner) {
     Location loc = generic.getLoc();
-    if (d == ranges.size())
-      return body(b, running);
     Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
     Value size = b.create<arith::ConstantIndexOp>(loc, ranges[d]);
     Value one = b.create<arith::ConstantIndexOp>(loc, 1);
-    auto loop = b.create<scf::ForOp>(
-        loc, zero, size, one, running,
-        [&](OpBuilder &nested, Location, Value iv, ValueRange carried) {
+    return b.create<scf::ForOp>(
+        loc, zero, size, one, carried,
+        [&](OpBuilder &nested, Location, Value iv, ValueRange values) {
           ivs[d] = iv;
-          nested.create<scf::YieldOp>(loc, reduce(nested, d + 1, carried));
+          nested.create<scf::YieldOp>(loc, inner(nested, values));
         });
-    return loop.getResults();
+  }
+
+  /// The reduction loops from dimension `d` on, carrying `running`;
+  /// returns the values after the last iteration.
+  SmallVector<Value> reduce(OpBuilder &b, unsigned d, ValueRange running) {
+    if (d == ranges.size())
+      return body(b, running);
+    return loopOver(b, d, running, [&](OpBuilder &nested, ValueRange values) {
+             return reduce(nested, d + 1, values);
+           })
+        .getResults();
   }
 
   /// One iteration: the inputs loaded, the body cloned with the outputs'
@@ -154,16 +172,10 @@ struct Lowering {
             indicesOf(b, loc, generic.getMatchingIndexingMap(&init), ivs));
       return;
     }
-    Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
-    Value size = b.create<arith::ConstantIndexOp>(loc, ranges[d]);
-    Value one = b.create<arith::ConstantIndexOp>(loc, 1);
-    b.create<scf::ForOp>(loc, zero, size, one, ValueRange{},
-                         [&](OpBuilder &nested, Location, Value iv,
-                             ValueRange) {
-                           ivs[d] = iv;
-                           outer(nested, d + 1);
-                           nested.create<scf::YieldOp>(loc);
-                         });
+    loopOver(b, d, ValueRange{}, [&](OpBuilder &nested, ValueRange) {
+      outer(nested, d + 1);
+      return SmallVector<Value>{};
+    });
   }
 };
 
@@ -176,12 +188,9 @@ struct LowerReductionsToLoopsPass
         reductions.push_back(generic);
     });
     for (linalg::GenericOp generic : reductions) {
-      Lowering lowering{generic, generic.getStaticLoopRanges(), 0, {}};
-      SmallVector<utils::IteratorType> iterators =
-          generic.getIteratorTypesArray();
-      while (iterators[lowering.parallel] == utils::IteratorType::parallel)
-        ++lowering.parallel;
-      lowering.ivs.resize(lowering.ranges.size());
+      SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
+      Lowering lowering{generic, ranges, leadingParallelLoops(generic),
+                        SmallVector<Value>(ranges.size())};
       OpBuilder b(generic);
       lowering.outer(b, 0);
       generic.erase();
