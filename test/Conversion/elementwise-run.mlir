@@ -37,6 +37,12 @@ func.func @relu_grad(%a0: tensor<2x3xf32>, %a1: tensor<2x3xf32>) -> (tensor<2x3x
   return %0 : tensor<2x3xf32>
 }
 
+func.func @exp_erf_range(%a0: tensor<4x5xf32>, %a1: tensor<2x5xf32>) -> (tensor<4x5xf32>, tensor<2x5xf32>) {
+  %0 = graph.exp %a0 : tensor<4x5xf32>
+  %1 = graph.erf %a1 : tensor<2x5xf32>
+  return %0, %1 : tensor<4x5xf32>, tensor<2x5xf32>
+}
+
 func.func private @printMemrefF32(memref<*xf32>) attributes {llvm.emit_c_interface}
 
 func.func @main() {
@@ -85,6 +91,15 @@ func.func @main() {
   %relu_grad_m0 = bufferization.to_memref %relu_grad_out : memref<2x3xf32>
   %relu_grad_u0 = memref.cast %relu_grad_m0 : memref<2x3xf32> to memref<*xf32>
   call @printMemrefF32(%relu_grad_u0) : (memref<*xf32>) -> ()
+  %exp_erf_range_in0 = graph.constant dense<[[-87.0, -80.5, -40.25, -6.931471824645996, -6.932471752166748], [-2.4260151386260986, -0.6931471824645996, -0.5, -0.0010000000474974513, -0.0], [0.0, 0.0010000000474974513, 0.5, 0.6931471824645996, 1.732867956161499], [2.080441474914551, 20.125, 40.5, 80.0, 88.5]]> : tensor<4x5xf32>
+  %exp_erf_range_in1 = graph.constant dense<[[-4.0, -2.5, -1.0, -0.5, -0.0010000000474974513], [0.0, 0.0010000000474974513, 0.5, 1.0, 2.5]]> : tensor<2x5xf32>
+  %exp_erf_range_out:2 = call @exp_erf_range(%exp_erf_range_in0, %exp_erf_range_in1) : (tensor<4x5xf32>, tensor<2x5xf32>) -> (tensor<4x5xf32>, tensor<2x5xf32>)
+  %exp_erf_range_m0 = bufferization.to_memref %exp_erf_range_out#0 : memref<4x5xf32>
+  %exp_erf_range_u0 = memref.cast %exp_erf_range_m0 : memref<4x5xf32> to memref<*xf32>
+  call @printMemrefF32(%exp_erf_range_u0) : (memref<*xf32>) -> ()
+  %exp_erf_range_m1 = bufferization.to_memref %exp_erf_range_out#1 : memref<2x5xf32>
+  %exp_erf_range_u1 = memref.cast %exp_erf_range_m1 : memref<2x5xf32> to memref<*xf32>
+  call @printMemrefF32(%exp_erf_range_u1) : (memref<*xf32>) -> ()
   return
 }
 
@@ -123,3 +138,12 @@ func.func @main() {
 // CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
 // CHECK-NEXT: 1.2{{[0-9]*}},{{ +}}1.14{{[0-9]*}},{{ +}}1.61{{[0-9]*}}
 // CHECK-NEXT: 0,{{ +}}0,{{ +}}2.99{{[0-9]*}}
+// exp_erf_range
+// CHECK: rank = 2 offset = 0 sizes = [4, 5] strides = [5, 1] data =
+// CHECK-NEXT: 1.645{{[0-9]*}}e-38,{{ +}}1.094{{[0-9]*}}e-35,{{ +}}3.308{{[0-9]*}}e-18,{{ +}}0.00097656{{[0-9]*}},{{ +}}0.00097558{{[0-9]*}}
+// CHECK-NEXT: 0.088388{{[0-9]*}},{{ +}}0.5{{[0-9]*}},{{ +}}0.60653{{[0-9]*}},{{ +}}0.999{{[0-9]*}},{{ +}}1
+// CHECK-NEXT: 1,{{ +}}1.001{{[0-9]*}},{{ +}}1.6487{{[0-9]*}},{{ +}}2,{{ +}}5.6568{{[0-9]*}}
+// CHECK-NEXT: 8.008{{[0-9]*}},{{ +}}5.497{{[0-9]*}}e+08,{{ +}}3.880{{[0-9]*}}e+17,{{ +}}5.540{{[0-9]*}}e+34,{{ +}}2.723{{[0-9]*}}e+38
+// CHECK: rank = 2 offset = 0 sizes = [2, 5] strides = [5, 1] data =
+// CHECK-NEXT: -1,{{ +}}-0.99959{{[0-9]*}},{{ +}}-0.84270{{[0-9]*}},{{ +}}-0.5205{{[0-9]*}},{{ +}}-0.0011283{{[0-9]*}}
+// CHECK-NEXT: 0,{{ +}}0.0011283{{[0-9]*}},{{ +}}0.5205{{[0-9]*}},{{ +}}0.84270{{[0-9]*}},{{ +}}0.99959{{[0-9]*}}

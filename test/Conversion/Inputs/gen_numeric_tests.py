@@ -6,6 +6,7 @@ reference; the test calls the function from @main, prints every result with
 printMemrefF32 and checks the numbers numpy computed. Run it from this
 folder after changing a case: python3 gen_numeric_tests.py
 """
+import math
 import os
 import numpy as np
 
@@ -159,6 +160,13 @@ def cross_entropy_grad(logits, labels, dloss, ignore=None):
 
 
 def elementwise():
+    ln2 = np.log(2.0)
+    wide = np.array([-87.0, -80.5, -40.25, -10 * ln2, -10 * ln2 - 1e-3,
+                     -3.5 * ln2, -ln2, -0.5, -1e-3, -0.0, 0.0, 1e-3, 0.5,
+                     ln2, 2.5 * ln2, 3 * ln2 + 1e-3, 20.125, 40.5, 80.0,
+                     88.5], dtype=np.float32).reshape(4, 5)
+    narrow = np.array([-4.0, -2.5, -1.0, -0.5, -1e-3, 0.0, 1e-3, 0.5, 1.0,
+                       2.5], dtype=np.float32).reshape(2, 5)
     a, b, c = rand(2, 3), rand(3), rand(2, 1)
     pos = rand(2, 3, lo=0.5, hi=3.0)
     d = rand(1, 3, lo=0.5, hi=2.0)
@@ -184,6 +192,14 @@ return %0, %1, %2, %3, %4 : {", ".join([tensor_type(a)] * 5)}""",
         Case("relu_grad", [a, pos], f"""
 %0 = graph.relu_grad %a0, %a1 : {tensor_type(a)}
 return %0 : {tensor_type(a)}""", [np.where(a > 0, pos, 0)]),
+        # exp and erf are inline polynomials whose range reduction floors
+        # (ApproximateMath.cpp): points on both sides of zero, of integers
+        # of x * log2(e), and at the ends of exp's normal range.
+        Case("exp_erf_range", [wide, narrow], f"""
+%0 = graph.exp %a0 : {tensor_type(wide)}
+%1 = graph.erf %a1 : {tensor_type(narrow)}
+return %0, %1 : {tensor_type(wide)}, {tensor_type(narrow)}""",
+             [np.exp(wide), np.vectorize(math.erf)(narrow.astype(np.float64))]),
     ]
 
 
