@@ -114,6 +114,7 @@ std::string autodiffPipeline(const DriverOptions &options) {
   text += "pipecc-autodiff";
   if (!options.lossOutput.empty())
     text += "{loss-output=" + options.lossOutput + "}";
+  text += ",pipecc-rematerialize";
   return text;
 }
 

@@ -248,6 +248,50 @@ def TestPrintSchedule : Pass<"test-print-schedule", "::mlir::ModuleOp"> {
   }];
 }
 
+def Rematerialize : Pass<"pipecc-rematerialize", "::mlir::ModuleOp"> {
+  let summary = "Recomputes pointwise activations in the backward instead of "
+                "keeping them";
+  let description = [{
+    After `pipecc-autodiff`: a forward value that backward ops read is an
+    activation kept from F to the backward, in memory for every micro-batch
+    in flight. When its producer is pointwise (`Graph_Pointwise`), every
+    backward op reading it is pointwise, and the producer's operands are
+    constants, parameters, activations kept anyway or themselves
+    recomputable (at most `max-depth` pointwise ops in all), each backward
+    read gets its own copy of that chain right before it, tagged with the
+    reader's `graph.grad_of` (so it runs on the reader's stage). Ops that
+    evaluate a transcendental function (exp, erf, tanh, ...: a polynomial
+    of tens of instructions per element) are not recomputed. The value
+    is then no longer kept; the copies fuse into the reader's elementwise
+    loop and the forward chain into one loop. The copies compute the same
+    floats, so results do not change.
+
+    GELU from erf, `x * 0.5 * (1 + erf(x / sqrt(2)))`: its backward read
+    x, `x / sqrt(2)` and `1 + erf(x / sqrt(2))`; afterwards it reads x and
+    `1 + erf(x / sqrt(2))`, and the forward's division no longer takes a
+    loop of its own.
+
+    ```mlir
+    // before (backward op, graph.grad_of = 7, reads the kept %a)
+    %a = graph.div %x, %c : ...                       {graph.op_id = 5}
+    %g = graph.mul %dy, %a : ... {graph.grad_of = 7}
+    // after: %x is kept, %a is recomputed
+    %a2 = graph.div %x, %c : ...                      {graph.grad_of = 7}
+    %g = graph.mul %dy, %a2 : ... {graph.grad_of = 7}
+    ```
+  }];
+  let options = [
+    Option<"maxDepth", "max-depth", "unsigned", /*default=*/"8",
+           "Most pointwise ops recomputed between kept values and a read "
+           "(0: none)">,
+  ];
+  let statistics = [
+    Statistic<"numRematerialized", "reads",
+              "Backward reads given a recomputed value">,
+  ];
+  let dependentDialects = ["::pipecc::graph::GraphDialect"];
+}
+
 def FuseNorms : Pass<"pipecc-fuse-norms", "::mlir::func::FuncOp"> {
   let summary = "Fuses decomposed layer and RMS normalisations into one op";
   let description = [{

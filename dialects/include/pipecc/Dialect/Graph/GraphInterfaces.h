@@ -40,6 +40,13 @@ OpCost reductionCost(mlir::Operation *op);
 
 } // namespace pipecc::graph
 
+namespace pipecc::graph::traits {
+/// Graph_Pointwise (GraphInterfaces.td): each result element depends only on
+/// the operand elements at its (broadcast) position.
+template <typename ConcreteType>
+class Pointwise : public mlir::OpTrait::TraitBase<ConcreteType, Pointwise> {};
+} // namespace pipecc::graph::traits
+
 #include "pipecc/Dialect/Graph/GraphInterfaces.h.inc"
 
 #endif // PIPECC_DIALECT_GRAPH_GRAPHINTERFACES_H

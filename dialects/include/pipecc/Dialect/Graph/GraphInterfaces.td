@@ -43,4 +43,13 @@ def Graph_GradientOpInterface : OpInterface<"GradientOpInterface"> {
   ];
 }
 
+// Each result element is a function of the operand elements at the same
+// (broadcast) position and nothing else: the op lowers to one elementwise
+// loop and can be fused into, or recomputed inside, an elementwise consumer
+// (pipecc-rematerialize recomputes such ops in the backward instead of
+// keeping their results).
+def Graph_Pointwise : NativeOpTrait<"Pointwise"> {
+  let cppNamespace = "::pipecc::graph::traits";
+}
+
 #endif // PIPECC_DIALECT_GRAPH_GRAPHINTERFACES_TD

@@ -74,7 +74,7 @@ def Graph_ParamOp : Graph_Op<"param", [CostOverride]> {
 //===----------------------------------------------------------------------===//
 
 class Graph_BinaryOp<string mnemonic, string what, list<Trait> traits = []>
-    : Graph_Op<mnemonic, traits # [Pure, InferTypeOpAdaptor,
+    : Graph_Op<mnemonic, traits # [Pure, Graph_Pointwise, InferTypeOpAdaptor,
                                     Graph_CostOpInterface, Gradient]> {
   let summary = "Elementwise " # what # " with numpy broadcasting";
   let description = [{
@@ -106,7 +106,8 @@ def Graph_MulOp : Graph_BinaryOp<"mul", "multiplication", [Commutative]>;
 def Graph_DivOp : Graph_BinaryOp<"div", "division">;
 
 class Graph_UnaryOp<string mnemonic, string what, list<Trait> traits = []>
-    : Graph_Op<mnemonic, traits # [Pure, SameOperandsAndResultType,
+    : Graph_Op<mnemonic, traits # [Pure, Graph_Pointwise,
+                                   SameOperandsAndResultType,
                                    InferTypeOpInterface, Gradient]> {
   let summary = what;
   let description = [{
@@ -330,7 +331,7 @@ def Graph_MSELossOp : Graph_Op<"mse_loss", [Pure, InferTypeOpAdaptor,
 // Gradient helpers: ops that only gradient rules create
 //===----------------------------------------------------------------------===//
 
-def Graph_ReluGradOp : Graph_Op<"relu_grad", [Pure, AllTypesMatch<["input",
+def Graph_ReluGradOp : Graph_Op<"relu_grad", [Pure, Graph_Pointwise, AllTypesMatch<["input",
     "result_grad", "result"]>, Graph_CostOpInterface]> {
   let summary = "Gradient of relu";
   let description = [{
@@ -382,7 +383,7 @@ def Graph_SqrtOp : Graph_UnaryOp<"sqrt", "the square root", [CostOverride]>;
 def Graph_ErfOp : Graph_UnaryOp<"erf", "the Gauss error function",
                                 [CostOverride]>;
 
-def Graph_WhereOp : Graph_Op<"where", [Pure, InferTypeOpAdaptor,
+def Graph_WhereOp : Graph_Op<"where", [Pure, Graph_Pointwise, InferTypeOpAdaptor,
     Graph_CostOpInterface, Gradient]> {
   let summary = "Elementwise selection with numpy broadcasting";
   let description = [{

@@ -12,7 +12,8 @@
 //===----------------------------------------------------------------------===//
 
 class Graph_CompareOp<string mnemonic, string what>
-    : Graph_Op<mnemonic, [Pure, InferTypeOpAdaptor, Graph_CostOpInterface]> {
+    : Graph_Op<mnemonic, [Pure, Graph_Pointwise, InferTypeOpAdaptor,
+                          Graph_CostOpInterface]> {
   let summary = "Elementwise " # what # " comparison with numpy broadcasting";
   let description = [{
     True where `lhs` }] # what # [{ `rhs`, elementwise; both operands have
@@ -47,7 +48,8 @@ def Graph_GreaterEqualOp : Graph_CompareOp<"greater_equal",
                                            "is greater than or equal to">;
 
 class Graph_LogicalOp<string mnemonic, string what, dag operands>
-    : Graph_Op<mnemonic, [Pure, InferTypeOpAdaptor, Graph_CostOpInterface]> {
+    : Graph_Op<mnemonic, [Pure, Graph_Pointwise, InferTypeOpAdaptor,
+                          Graph_CostOpInterface]> {
   let summary = "Elementwise logical " # what;
   let description = [{
     Logical }] # what # [{ of boolean tensors, elementwise; the shapes of
@@ -105,8 +107,9 @@ def Graph_IsNaNOp : Graph_Op<"is_nan", [Pure, InferTypeOpAdaptor,
 }
 
 class Graph_ExtremumOp<string mnemonic, string what>
-    : Graph_Op<mnemonic, [Pure, Commutative, InferTypeOpAdaptor,
-                          Graph_CostOpInterface, Gradient]> {
+    : Graph_Op<mnemonic, [Pure, Graph_Pointwise, Commutative,
+                          InferTypeOpAdaptor, Graph_CostOpInterface,
+                          Gradient]> {
   let summary = "Elementwise " # what # " with numpy broadcasting";
   let description = [{
     The }] # what # [{ of two tensors of one element type, elementwise
@@ -139,7 +142,8 @@ def Graph_MinimumOp : Graph_ExtremumOp<"minimum", "minimum">;
 // Casts
 //===----------------------------------------------------------------------===//
 
-def Graph_CastOp : Graph_Op<"cast", [Pure, Graph_CostOpInterface, Gradient]> {
+def Graph_CastOp : Graph_Op<"cast", [Pure, Graph_Pointwise, Graph_CostOpInterface,
+                                     Gradient]> {
   let summary = "Converts the elements of a tensor to another element type";
   let description = [{
     The input's elements converted to the result's element type, as ONNX
