@@ -24,6 +24,13 @@ func.func @broadcast(%a0: tensor<3x1xf32>) -> (tensor<2x3x4xf32>) {
   return %0 : tensor<2x3x4xf32>
 }
 
+func.func @concat(%a0: tensor<2x3xf32>, %a1: tensor<2x2xf32>) -> (tensor<2x8xf32>, tensor<4x3xf32>) {
+  %0 = graph.exp %a0 : tensor<2x3xf32>
+  %1 = graph.concat %0, %a1, %a0 axis = 1 : tensor<2x3xf32>, tensor<2x2xf32>, tensor<2x3xf32> -> tensor<2x8xf32>
+  %2 = graph.concat %a0, %a0 axis = 0 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<4x3xf32>
+  return %1, %2 : tensor<2x8xf32>, tensor<4x3xf32>
+}
+
 func.func @aliased_results(%a0: tensor<3x1xf32>) -> (tensor<3x1xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3x1xf32>, tensor<3x1xf32>) {
   %0 = graph.reshape %a0 : tensor<3x1xf32> -> tensor<3xf32>
   %1 = graph.constant dense<[7.5, 8.5]> : tensor<2xf32>
@@ -55,6 +62,15 @@ func.func @main() {
   %broadcast_m0 = bufferization.to_memref %broadcast_out : memref<2x3x4xf32>
   %broadcast_u0 = memref.cast %broadcast_m0 : memref<2x3x4xf32> to memref<*xf32>
   call @printMemrefF32(%broadcast_u0) : (memref<*xf32>) -> ()
+  %concat_in0 = graph.constant dense<[[-0.625, -0.375, -0.125], [0.125, 0.375, 0.625]]> : tensor<2x3xf32>
+  %concat_in1 = graph.constant dense<[[10.0, 11.0], [12.0, 13.0]]> : tensor<2x2xf32>
+  %concat_out:2 = call @concat(%concat_in0, %concat_in1) : (tensor<2x3xf32>, tensor<2x2xf32>) -> (tensor<2x8xf32>, tensor<4x3xf32>)
+  %concat_m0 = bufferization.to_memref %concat_out#0 : memref<2x8xf32>
+  %concat_u0 = memref.cast %concat_m0 : memref<2x8xf32> to memref<*xf32>
+  call @printMemrefF32(%concat_u0) : (memref<*xf32>) -> ()
+  %concat_m1 = bufferization.to_memref %concat_out#1 : memref<4x3xf32>
+  %concat_u1 = memref.cast %concat_m1 : memref<4x3xf32> to memref<*xf32>
+  call @printMemrefF32(%concat_u1) : (memref<*xf32>) -> ()
   %aliased_results_in0 = graph.constant dense<[[0.9700000286102295], [0.3199999928474426], [-0.28999999165534973]]> : tensor<3x1xf32>
   %aliased_results_out:5 = call @aliased_results(%aliased_results_in0) : (tensor<3x1xf32>) -> (tensor<3x1xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3x1xf32>, tensor<3x1xf32>)
   %aliased_results_m0 = bufferization.to_memref %aliased_results_out#0 : memref<3x1xf32>
@@ -131,6 +147,15 @@ func.func @main() {
 // CHECK-NEXT: 0.97{{[0-9]*}},{{ +}}0.97{{[0-9]*}},{{ +}}0.97{{[0-9]*}},{{ +}}0.97{{[0-9]*}}
 // CHECK-NEXT: 0.32{{[0-9]*}},{{ +}}0.32{{[0-9]*}},{{ +}}0.32{{[0-9]*}},{{ +}}0.32{{[0-9]*}}
 // CHECK-NEXT: -0.29{{[0-9]*}},{{ +}}-0.29{{[0-9]*}},{{ +}}-0.29{{[0-9]*}},{{ +}}-0.29{{[0-9]*}}
+// concat
+// CHECK: rank = 2 offset = 0 sizes = [2, 8] strides = [8, 1] data =
+// CHECK-NEXT: 0.53526{{[0-9]*}},{{ +}}0.68728{{[0-9]*}},{{ +}}0.88249{{[0-9]*}},{{ +}}10,{{ +}}11,{{ +}}-0.625{{[0-9]*}},{{ +}}-0.375{{[0-9]*}},{{ +}}-0.125{{[0-9]*}}
+// CHECK-NEXT: 1.1331{{[0-9]*}},{{ +}}1.4549{{[0-9]*}},{{ +}}1.8682{{[0-9]*}},{{ +}}12,{{ +}}13,{{ +}}0.125{{[0-9]*}},{{ +}}0.375{{[0-9]*}},{{ +}}0.625{{[0-9]*}}
+// CHECK: rank = 2 offset = 0 sizes = [4, 3] strides = [3, 1] data =
+// CHECK-NEXT: -0.625{{[0-9]*}},{{ +}}-0.375{{[0-9]*}},{{ +}}-0.125{{[0-9]*}}
+// CHECK-NEXT: 0.125{{[0-9]*}},{{ +}}0.375{{[0-9]*}},{{ +}}0.625{{[0-9]*}}
+// CHECK-NEXT: -0.625{{[0-9]*}},{{ +}}-0.375{{[0-9]*}},{{ +}}-0.125{{[0-9]*}}
+// CHECK-NEXT: 0.125{{[0-9]*}},{{ +}}0.375{{[0-9]*}},{{ +}}0.625{{[0-9]*}}
 // aliased_results
 // CHECK: rank = 2 offset = 0 sizes = [3, 1] strides = [1, 1] data =
 // CHECK-NEXT: 0.97{{[0-9]*}}

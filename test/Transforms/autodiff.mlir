@@ -52,6 +52,45 @@ func.func @main(%x: tensor<4xf32> {graph.input = "x"}) -> (tensor<f32> {graph.ou
 
 // -----
 
+// A projection split into three side-by-side slices (q, k, v): the slices'
+// gradients, zero-pads into the projection's shape, add up to their
+// concatenation, in column order whatever order they arrive in. Slices that
+// leave a gap stay a sum of pads (next case).
+// CHECK-LABEL: func.func @main
+// CHECK: %[[DH:.*]] = graph.concat %{{.*}}, %{{.*}}, %{{.*}} axis = 1 {graph.grad_of = 1 : i64} : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x12xf32>
+// CHECK-NOT: graph.pad
+// CHECK: graph.matmul %[[DH]], %arg0 transpose_lhs
+func.func @main(%x: tensor<4x8xf32> {graph.input = "x"}) -> (tensor<f32> {graph.output = "loss"}) {
+  %w = graph.param "w" trainable : tensor<12x8xf32>
+  %h = graph.matmul %x, %w transpose_rhs : tensor<4x8xf32>, tensor<12x8xf32> -> tensor<4x12xf32>
+  %q = graph.slice %h offsets = [0, 0] sizes = [4, 4] : tensor<4x12xf32> -> tensor<4x4xf32>
+  %k = graph.slice %h offsets = [0, 4] sizes = [4, 4] : tensor<4x12xf32> -> tensor<4x4xf32>
+  %v = graph.slice %h offsets = [0, 8] sizes = [4, 4] : tensor<4x12xf32> -> tensor<4x4xf32>
+  %a = graph.mul %q, %k : tensor<4x4xf32>, tensor<4x4xf32>
+  %b = graph.mul %a, %v : tensor<4x4xf32>, tensor<4x4xf32>
+  %loss = graph.reduce_sum %b axes = [0, 1] : tensor<4x4xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @main
+// CHECK: %[[P0:.*]] = graph.pad %{{.*}} low = [0, 6]
+// CHECK: %[[P1:.*]] = graph.pad %{{.*}} low = [0, 0]
+// CHECK: graph.add %[[P0]], %[[P1]]
+// CHECK-NOT: graph.concat
+func.func @main(%x: tensor<4x8xf32> {graph.input = "x"}) -> (tensor<f32> {graph.output = "loss"}) {
+  %w = graph.param "w" trainable : tensor<12x8xf32>
+  %h = graph.matmul %x, %w transpose_rhs : tensor<4x8xf32>, tensor<12x8xf32> -> tensor<4x12xf32>
+  %q = graph.slice %h offsets = [0, 0] sizes = [4, 4] : tensor<4x12xf32> -> tensor<4x4xf32>
+  %v = graph.slice %h offsets = [0, 6] sizes = [4, 4] : tensor<4x12xf32> -> tensor<4x4xf32>
+  %a = graph.mul %q, %v : tensor<4x4xf32>, tensor<4x4xf32>
+  %loss = graph.reduce_sum %a axes = [0, 1] : tensor<4x4xf32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
 func.func @main(%x: tensor<4xf32> {graph.input = "x"}) -> (tensor<f32> {graph.output = "loss"}) {
   %w = graph.param "w" trainable : tensor<4xf32>
   %y = graph.mul %w, %x : tensor<4xf32>, tensor<4xf32>

@@ -54,6 +54,21 @@ void pipecc::buildStageBufferizationPipeline(OpPassManager &pm) {
 
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
+  // A copy into or out of a strided view (a concatenation's slice) would be
+  // memref.copy, which lowers to a call of the MLIR runner-utils'
+  // memrefCopy: linalg.copy instead, a loop nest like every other. Copies
+  // between whole buffers stay memref.copy (llvm.memcpy).
+  bufferization.memCpyFn = [](OpBuilder &b, Location loc, Value from,
+                              Value to) {
+    auto identity = [](Value v) {
+      return cast<MemRefType>(v.getType()).getLayout().isIdentity();
+    };
+    if (identity(from) && identity(to))
+      b.create<memref::CopyOp>(loc, from, to);
+    else
+      b.create<linalg::CopyOp>(loc, from, to);
+    return success();
+  };
   bufferization.setFunctionBoundaryTypeConversion(
       bufferization::LayoutMapOption::IdentityLayoutMap);
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));

@@ -75,6 +75,59 @@ Value countLabels(Value loss) {
       .getResult();
 }
 
+/// `lhs + rhs` for two gradient contributions to one value. Two zero-pads
+/// whose boxes lie side by side along one axis (and agree on every other)
+/// add up to one pad of their concatenation: the gradient of a tensor split
+/// into pieces (q, k and v of one projection) becomes the pieces joined,
+/// which lowers to copies, instead of a sum of padded tensors selecting per
+/// element. Null when the contributions are not such pads.
+Value sumOfAdjacentPads(OpBuilder &builder, Location loc, Value lhs,
+                        Value rhs) {
+  auto first = lhs.getDefiningOp<PadOp>();
+  auto second = rhs.getDefiningOp<PadOp>();
+  // Contributions are summed before anything reads them.
+  if (!first || !second || first.getType() != second.getType() ||
+      !first->use_empty() || !second->use_empty())
+    return Value();
+  ArrayRef<int64_t> firstShape = first.getInput().getType().getShape();
+  ArrayRef<int64_t> secondShape = second.getInput().getType().getShape();
+  std::optional<int64_t> axis;
+  for (int64_t d = 0, rank = firstShape.size(); d < rank; ++d) {
+    if (first.getLow()[d] == second.getLow()[d] &&
+        firstShape[d] == secondShape[d])
+      continue;
+    if (axis)
+      return Value(); // the boxes differ along two axes
+    axis = d;
+  }
+  if (!axis)
+    return Value(); // the same box twice: a plain sum
+  if (second.getLow()[*axis] < first.getLow()[*axis]) {
+    std::swap(first, second);
+    std::swap(firstShape, secondShape);
+  }
+  if (first.getLow()[*axis] + firstShape[*axis] != second.getLow()[*axis])
+    return Value(); // apart or overlapping
+  // A concatenation on the same axis that nothing else reads (an earlier
+  // sum's) takes the new piece as one more input.
+  SmallVector<Value> pieces;
+  auto appendPieces = [&](Value piece) {
+    auto concat = piece.getDefiningOp<ConcatOp>();
+    if (concat && static_cast<int64_t>(concat.getAxis()) == *axis &&
+        concat->hasOneUse())
+      llvm::append_range(pieces, concat.getInputs());
+    else
+      pieces.push_back(piece);
+  };
+  appendPieces(first.getInput());
+  appendPieces(second.getInput());
+  Value joined = builder.create<ConcatOp>(loc, pieces, *axis).getResult();
+  if (joined.getType() == first.getType())
+    return joined;
+  return builder.create<PadOp>(loc, first.getType(), joined, first.getLow())
+      .getResult();
+}
+
 struct AutodiffPass : pipecc::impl::AutodiffBase<AutodiffPass> {
   using AutodiffBase::AutodiffBase;
 
@@ -150,7 +203,10 @@ struct AutodiffPass : pipecc::impl::AutodiffBase<AutodiffPass> {
       auto [it, inserted] = grads.try_emplace(value, grad);
       if (inserted)
         return;
-      it->second = tagged(gradOfAttr(value), [&] {
+      it->second = tagged(gradOfAttr(value), [&]() -> Value {
+        if (Value joined =
+                sumOfAdjacentPads(builder, value.getLoc(), it->second, grad))
+          return joined;
         return builder.create<AddOp>(value.getLoc(), it->second, grad)
             .getResult();
       });

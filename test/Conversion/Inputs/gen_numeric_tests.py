@@ -256,6 +256,8 @@ return %0, %1 : tensor<3x4xf32>, tensor<2x1x1xf32>""",
 
 def shape():
     x, v = rand(2, 3, 4), rand(3, 1)
+    c23 = (np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5) / 4
+    c22 = np.arange(4, dtype=np.float32).reshape(2, 2) + 10
     t = tensor_type(x)
     return [
         Case("transpose", [x], f"""
@@ -270,6 +272,15 @@ return %0, %1, %2 : tensor<6x4xf32>, tensor<4x6xf32>, tensor<2x12x1xf32>""",
         Case("broadcast", [v], f"""
 %0 = graph.broadcast %a0 : tensor<3x1xf32> -> tensor<2x3x4xf32>
 return %0 : tensor<2x3x4xf32>""", [np.broadcast_to(v, (2, 3, 4))]),
+        # Each input into its slice of the result (tensor.insert_slice): an
+        # op's result written in place, an argument copied by a loop.
+        Case("concat", [c23, c22], f"""
+%0 = graph.exp %a0 : tensor<2x3xf32>
+%1 = graph.concat %0, %a1, %a0 axis = 1 : tensor<2x3xf32>, tensor<2x2xf32>, tensor<2x3xf32> -> tensor<2x8xf32>
+%2 = graph.concat %a0, %a0 axis = 0 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<4x3xf32>
+return %1, %2 : tensor<2x8xf32>, tensor<4x3xf32>""",
+             [np.concatenate([np.exp(c23), c22, c23], 1),
+              np.concatenate([c23, c23], 0)]),
         # Results that alias: an argument, a view of one, a constant, and a
         # value returned twice; each gets its own out-parameter.
         Case("aliased_results", [v], """
