@@ -69,19 +69,21 @@ double monotonicSeconds() {
   return static_cast<double>(now.tv_sec) + 1e-9 * now.tv_nsec;
 }
 
-/// Runs `product` (an M x N x K GEMM) timed and counted in the BLAS
-/// counters, one rule for every path; an empty C runs and counts nothing.
+/// Runs `product` (`products` M x N x K GEMMs) timed and counted in the
+/// BLAS counters, one rule for every path; an empty C runs and counts
+/// nothing.
 template <typename Product>
-void counted(int64_t m, int64_t n, int64_t k, Product product) {
-  if (m == 0 || n == 0)
+void counted(int64_t m, int64_t n, int64_t k, Product product,
+             int64_t products = 1) {
+  if (m == 0 || n == 0 || products == 0)
     return;
   // Two clock reads (about 20 ns each, vDSO) against a GEMM of the sizes
   // models meet (microseconds to milliseconds).
   double start = monotonicSeconds();
   product();
   counters.seconds += monotonicSeconds() - start;
-  counters.calls += 1;
-  counters.flops += 2 * m * n * k;
+  counters.calls += products;
+  counters.flops += 2 * m * n * k * products;
 }
 
 void blasGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
@@ -217,6 +219,20 @@ void pipecc_rt_sgemm_batched(int32_t trans_a, int32_t trans_b, int64_t m,
     if (batch > 1 && stride_c == 0 && m > 0 && n > 0)
       fail("sgemm_batched: stride_c of 0 would make every batch write the "
            "same C");
+    const gemm::Kernel *kernel = packedWeightKernel();
+    if (kernel && batch > 1 && gemm::runsBatched(*kernel, m, n, k)) {
+      // Small products (attention's per head): the engine prefetches the
+      // next product's operands while one runs; each counts as one call.
+      counted(
+          m, n, k,
+          [&] {
+            gemm::gemmBatched(*kernel, trans_a, trans_b, m, n, k, alpha, a,
+                              lda, stride_a, b, ldb, stride_b, beta, c, ldc,
+                              stride_c, batch);
+          },
+          batch);
+      return;
+    }
     for (int64_t i = 0; i < batch; ++i)
       blasGemm(trans_a, trans_b, m, n, k, alpha, a + i * stride_a, lda,
            b + i * stride_b, ldb, beta, c + i * stride_c, ldc);

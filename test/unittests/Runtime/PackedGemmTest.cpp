@@ -228,6 +228,65 @@ TEST(PackedGemm, PerCallPackingEqualsPackedOnce) {
   }
 }
 
+// gemmBatched (small products, the next one's operands prefetched): one
+// product held to the naive loop for every transpose, beta and edge tile,
+// and a batch with padded strides bit-identical to gemm() per product.
+TEST(PackedGemm, BatchedSmallProductsMatchNaiveLoopAndPerProductGemm) {
+  const Kernel *kernel = selectPackedGemmKernel();
+  if (!kernel)
+    GTEST_SKIP() << "no packed-GEMM kernel for this CPU";
+  std::mt19937 random(17);
+  for (bool transA : {false, true})
+    for (bool transB : {false, true})
+      for (float beta : {0.0f, 1.0f})
+        for (auto [m, n, k] : {Shape{64, 64, 64}, Shape{1, 1, 1},
+                               Shape{5, 31, 3}, Shape{33, 50, 17}}) {
+          Case g{transA, transB, m, n, k, 1.0f, beta, 3, 1, 2};
+          ASSERT_TRUE(runsBatched(*kernel, m, n, k));
+          double error = pipecc::test::worstGemmError(
+              g, random,
+              [&](const float *a, int64_t lda, const float *b, int64_t ldb,
+                  float *c, int64_t ldc) {
+                gemmBatched(*kernel, transA, transB, m, n, k, 1.0f, a, lda,
+                            0, b, ldb, 0, beta, c, ldc, 0, 1);
+              });
+          EXPECT_LT(error, 1e-5) << "trans_a=" << transA << " trans_b="
+                                 << transB << " beta=" << beta << " M=" << m
+                                 << " N=" << n << " K=" << k;
+        }
+
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  for (auto [transA, transB] : {std::pair{false, true}, std::pair{true, false}}) {
+    int64_t m = 20, n = 30, k = 40, batch = 5;
+    int64_t lda = (transA ? m : k) + 3, ldb = (transB ? k : n) + 1, ldc = n + 2;
+    int64_t strideA = (transA ? k : m) * lda + 7;
+    int64_t strideB = (transB ? n : k) * ldb + 5, strideC = m * ldc + 3;
+    std::vector<float> a(batch * strideA), b(batch * strideB),
+        c(batch * strideC);
+    for (std::vector<float> *x : {&a, &b, &c})
+      for (float &v : *x)
+        v = uniform(random);
+    std::vector<float> expected = c;
+    for (int64_t i = 0; i < batch; ++i)
+      gemm(*kernel, transA, transB, m, n, k, 0.5f, &a[i * strideA], lda,
+           &b[i * strideB], ldb, 1.0f, &expected[i * strideC], ldc);
+    gemmBatched(*kernel, transA, transB, m, n, k, 0.5f, a.data(), lda,
+                strideA, b.data(), ldb, strideB, 1.0f, c.data(), ldc,
+                strideC, batch);
+    EXPECT_EQ(0, std::memcmp(c.data(), expected.data(), c.size() * 4))
+        << "trans_a=" << transA << " trans_b=" << transB;
+  }
+
+  // Products too large for it are refused, not computed wrong.
+  EXPECT_FALSE(runsBatched(*kernel, 64, 4096, 64));
+  EXPECT_FALSE(runsBatched(*kernel, 64, 64, 4096));
+  std::vector<float> big(64 * 4096);
+  EXPECT_THROW(gemmBatched(*kernel, false, false, 64, 4096, 64, 1.0f,
+                           big.data(), 64, 0, big.data(), 4096, 0, 0.0f,
+                           big.data(), 4096, 0, 1),
+               pipecc::rt::RuntimeError);
+}
+
 TEST(PackedGemm, KernelChoiceFollowsThePolicy) {
   const Kernel *selected = selectPackedGemmKernel();
   EXPECT_EQ(selected, selectPackedGemmKernel()); // decided once

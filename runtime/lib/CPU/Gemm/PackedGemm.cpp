@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <utility>
 
 namespace pipecc::rt::gemm {
 
@@ -257,6 +258,91 @@ bool runsShallow(const Kernel &kernel, int64_t m, int64_t n, int64_t k) {
   int64_t paddedN = ceilDiv(n, kernel.nr) * kernel.nr;
   return k > 0 && k <= kernel.kc && k * paddedN * 4 <= kShallowBBytes &&
          m > kernel.mr;
+}
+
+namespace {
+/// The bytes a stored matrix of `rows` rows of `columns` floats with row
+/// stride ld spans, from its first element.
+int64_t spanBytes(int64_t rows, int64_t columns, int64_t ld) {
+  return rows == 0 || columns == 0 ? 0 : ((rows - 1) * ld + columns) * 4;
+}
+} // namespace
+
+/// Lines to prefetch: one or two ranges of 64-byte lines, handed out in
+/// order, a share per micro-kernel call.
+struct PrefetchRanges {
+  const char *start[2] = {nullptr, nullptr};
+  int64_t lines[2] = {0, 0};
+  int64_t total() const { return lines[0] + lines[1]; }
+  /// The part of lines [first, first + count) within one range (the
+  /// micro-kernel takes one contiguous range per call).
+  std::pair<const char *, int64_t> slice(int64_t first, int64_t count) const {
+    int64_t range = first < lines[0] ? 0 : 1;
+    int64_t offset = range == 0 ? first : first - lines[0];
+    int64_t left = std::max<int64_t>(lines[range] - offset, 0);
+    return {start[range] + 64 * offset, std::min(count, left)};
+  }
+};
+
+/// One small product, both operands packed here (B into `scratch`), each
+/// row tile of A over every B panel (as gemmShallow), the micro-kernels
+/// prefetching `prefetch` meanwhile.
+void gemmSmall(const Kernel &kernel, bool transA, bool transB, int64_t m,
+               int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+               const float *b, int64_t ldb, float beta, float *c, int64_t ldc,
+               PackedMatrix &scratch, const PrefetchRanges &prefetch) {
+  packB(kernel, transB, k, n, b, ldb, scratch);
+  int64_t mr = kernel.mr, nr = kernel.nr;
+  const float *packedB = scratch.storage->values.data();
+  float *aBlock = packedA.reserve(ceilDiv(m, mr) * mr * k);
+  kernel.packA(transA, a, lda, 0, m, 0, k, aBlock);
+  int64_t calls = ceilDiv(m, mr) * ceilDiv(n, nr);
+  int64_t lines = prefetch.total();
+  int64_t linesPerCall = ceilDiv(lines, calls);
+  int64_t call = 0;
+  for (int64_t t = 0; t * mr < m; ++t) {
+    const float *panel = packedB;
+    for (int64_t j0 = 0; j0 < n; j0 += nr, panel += k * nr, ++call) {
+      int64_t first = std::min(lines, call * linesPerCall);
+      auto [from, count] = prefetch.slice(
+          first, std::min(lines, first + linesPerCall) - first);
+      kernel.microKernel(k, aBlock + t * k * mr, panel, c + t * mr * ldc + j0,
+                         ldc, alpha, beta, std::min(mr, m - t * mr),
+                         std::min(nr, n - j0), from, count);
+    }
+  }
+}
+
+bool runsBatched(const Kernel &kernel, int64_t m, int64_t n, int64_t k) {
+  int64_t paddedN = ceilDiv(n, kernel.nr) * kernel.nr;
+  return m > 0 && n > 0 && k > 0 && k <= kernel.kc && m <= kernel.mc &&
+         k * paddedN * 4 <= kShallowBBytes;
+}
+
+void gemmBatched(const Kernel &kernel, bool transA, bool transB, int64_t m,
+                 int64_t n, int64_t k, float alpha, const float *a,
+                 int64_t lda, int64_t strideA, const float *b, int64_t ldb,
+                 int64_t strideB, float beta, float *c, int64_t ldc,
+                 int64_t strideC, int64_t batch) {
+  if (!runsBatched(kernel, m, n, k))
+    fail("packed sgemm: gemmBatched called for ", m, " x ", n, " x ", k,
+         ", which runsBatched rejects");
+  thread_local PackedMatrix scratch;
+  int64_t aLines = ceilDiv(
+      transA ? spanBytes(k, m, lda) : spanBytes(m, k, lda), 64);
+  int64_t bLines = ceilDiv(
+      transB ? spanBytes(n, k, ldb) : spanBytes(k, n, ldb), 64);
+  for (int64_t i = 0; i < batch; ++i) {
+    PrefetchRanges next;
+    if (i + 1 < batch) {
+      next.start[0] = reinterpret_cast<const char *>(a + (i + 1) * strideA);
+      next.lines[0] = aLines;
+      next.start[1] = reinterpret_cast<const char *>(b + (i + 1) * strideB);
+      next.lines[1] = bLines;
+    }
+    gemmSmall(kernel, transA, transB, m, n, k, alpha, a + i * strideA, lda,
+              b + i * strideB, ldb, beta, c + i * strideC, ldc, scratch, next);
+  }
 }
 
 void gemm(const Kernel &kernel, bool transA, bool transB, int64_t m,
