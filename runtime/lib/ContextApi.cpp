@@ -98,6 +98,14 @@ int64_t scanNonFinite(const float *data, int64_t count) {
   return nonFinite ? findNonFinite(data, count) : -1;
 }
 
+void sgdUpdateAndClearF32(float *param, float *grad, int64_t count,
+                          float step) {
+  for (int64_t i = 0; i < count; ++i) {
+    param[i] -= step * grad[i];
+    grad[i] = 0.0f;
+  }
+}
+
 int64_t addAndFindNonFinite(float *dst, const float *src, int64_t count) {
   // As cheap as the addition alone; the search runs only on failure.
   uint32_t nonFinite = 0;
@@ -595,6 +603,24 @@ void pipecc_rt_accumulate_gradient(pipecc_rt_context *ctx,
   });
 }
 
+namespace {
+[[noreturn]] void failNonFiniteGradient(pipecc_rt_context &c,
+                                        const BufferStorage &storage,
+                                        int64_t index, float value) {
+  fail("step ", c.stepIndex + 1, ": the gradient of '",
+       c.program->buffers[storage.desc->parameter_id].name,
+       "' summed over the micro-batches is ", nonFiniteName(value),
+       " at element ", index, "; training stopped, nothing saved");
+}
+
+/// Whether the runtime applies the optimizer after this program's steps
+/// (pipecc_rt_optimizer_step from the driver).
+bool runtimeRunsOptimizer(const pipecc_rt_context &c) {
+  return !(c.program->flags & (PIPECC_RT_PROGRAM_OWNS_OPTIMIZER |
+                               PIPECC_RT_PROGRAM_INFERENCE));
+}
+} // namespace
+
 void pipecc_rt_check_gradient(pipecc_rt_context *ctx,
                               int64_t gradient_buffer_id) {
   guardCall([&] {
@@ -602,15 +628,19 @@ void pipecc_rt_check_gradient(pipecc_rt_context *ctx,
     auto [accumulator, count] =
         gradientAccumulator(c, gradient_buffer_id, "check_gradient");
     BufferStorage &storage = *accumulator;
+    // The optimizer's one pass over the gradient checks it before it
+    // updates anything from it, at the end of this step: nothing is saved
+    // before either, so the run stops with the same message, and the
+    // gradient is read once instead of twice.
+    if (runtimeRunsOptimizer(c)) {
+      storage.checkAtOptimizer = true;
+      return;
+    }
     float value = 0;
     int64_t bad = c.device->findNonFiniteF32(
         reinterpret_cast<const float *>(storage.memory), count, value);
-    if (bad < 0)
-      return;
-    fail("step ", c.stepIndex + 1, ": the gradient of '",
-         c.program->buffers[storage.desc->parameter_id].name,
-         "' summed over the micro-batches is ", nonFiniteName(value),
-         " at element ", bad, "; training stopped, nothing saved");
+    if (bad >= 0)
+      failNonFiniteGradient(c, storage, bad, value);
   });
 }
 
@@ -622,16 +652,24 @@ void pipecc_rt_optimizer_step(pipecc_rt_context *ctx) {
         c, &StepTimes::optimizer,
         [] { return bytesEvent(TraceCategory::Optimizer, 0, -1); },
         [&] {
+          // Checks, updates and clears each gradient in one pass: the
+          // next step starts from zeros without filling them.
           for (BufferStorage &storage : c.buffers) {
             if (storage.desc->role != PIPECC_RT_ROLE_GRADIENT)
               continue;
             BufferStorage &parameter = c.buffer(storage.desc->parameter_id);
-            c.device->sgdUpdateF32(
+            bool check = storage.checkAtOptimizer;
+            storage.checkAtOptimizer = false;
+            float value = 0;
+            int64_t bad = c.device->sgdStepAndClearF32(
                 reinterpret_cast<float *>(parameter.memory),
-                reinterpret_cast<const float *>(storage.memory),
+                reinterpret_cast<float *>(storage.memory),
                 storage.desc->bytes / static_cast<int64_t>(sizeof(float)),
-                step);
+                step, check, value);
+            if (bad >= 0)
+              failNonFiniteGradient(c, storage, bad, value);
           }
+          c.gradientsClear = true;
           if (c.recording)
             c.device->finishQueuedWork();
         });

@@ -483,9 +483,6 @@ void runStep(pipecc_rt_context &ctx, int64_t samples) {
   // Whatever wrote parameters since the last step (the optimizer, loading,
   // an embedding host): packed copies from before are stale.
   notifyWeightsChanged();
-  for (BufferStorage &storage : ctx.buffers)
-    if (storage.desc->role == PIPECC_RT_ROLE_GRADIENT)
-      ctx.device->fill(storage.memory, 0, storage.desc->bytes);
   ctx.lossSum = 0;
   ctx.lossCount = 0;
   bool traced = ctx.trace && ctx.trace->step() == ctx.stepIndex;
@@ -503,6 +500,14 @@ void runStep(pipecc_rt_context &ctx, int64_t samples) {
     ctx.stepTimes = &ctx.currentStep;
     sgemmBefore = readSgemmCounters();
   }
+  // The accumulators start the step at zero: the optimizer's pass of the
+  // step before cleared them, else (the first step, a program that owns
+  // its optimizer) they are filled here, inside the step's time.
+  if (!ctx.gradientsClear)
+    for (BufferStorage &storage : ctx.buffers)
+      if (storage.desc->role == PIPECC_RT_ROLE_GRADIENT)
+        ctx.device->fill(storage.memory, 0, storage.desc->bytes);
+  ctx.gradientsClear = false;
 
   ctx.program->step(&ctx);
   // A transfer left running would race with the next step's use of its

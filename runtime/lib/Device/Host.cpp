@@ -46,6 +46,18 @@ void Device::sgdUpdateF32(float *param, const float *grad, int64_t count,
   copyToDevice(param, values.data(), bytes);
 }
 
+int64_t Device::sgdStepAndClearF32(float *param, float *grad, int64_t count,
+                                   float step, bool check, float &value) {
+  if (check) {
+    int64_t bad = findNonFiniteF32(grad, count, value);
+    if (bad >= 0)
+      return bad;
+  }
+  sgdUpdateF32(param, grad, count, step);
+  fill(grad, 0, count * static_cast<int64_t>(sizeof(float)));
+  return -1;
+}
+
 namespace {
 class HostDevice final : public Device {
 public:
@@ -101,6 +113,24 @@ public:
   void sgdUpdateF32(float *param, const float *grad, int64_t count,
                     float step) override {
     pipecc_rt_sgd_update_f32(param, grad, count, step);
+  }
+  int64_t sgdStepAndClearF32(float *param, float *grad, int64_t count,
+                             float step, bool check, float &value) override {
+    // One pass instead of three (scan, update, zero at the next step's
+    // start): a chunk small enough for L1 is checked, then updated and
+    // cleared while it is there.
+    constexpr int64_t kChunk = 2048;
+    for (int64_t begin = 0; begin < count; begin += kChunk) {
+      int64_t n = std::min(kChunk, count - begin);
+      if (check) {
+        if (int64_t bad = scanNonFinite(grad + begin, n); bad >= 0) {
+          value = grad[begin + bad];
+          return begin + bad;
+        }
+      }
+      sgdUpdateAndClearF32(param + begin, grad + begin, n, step);
+    }
+    return -1;
   }
 
   int64_t peakMemoryBytes() const override {

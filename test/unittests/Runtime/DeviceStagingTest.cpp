@@ -175,4 +175,32 @@ TEST(DeviceStaging, ARankTrainsOnADeviceTheHostCannotTouch) {
   EXPECT_EQ(tensor(saved, "w"), (std::vector<float>{0.25f, 2.0f, 3.5f}));
 }
 
+// Two steps: the optimizer's pass (here the Device defaults: check, update,
+// fill through the device) clears the accumulator, so the second step's
+// gradient is again (g0 + g1) / M, not twice it.
+TEST(DeviceStaging, TheOptimizerClearsGradientsForTheNextStep) {
+  TempDir dir;
+  const float initial[3] = {1, 2, 3};
+  SafetensorsWriter weights;
+  weights.add("w", DType::F32, {3}, initial);
+  weights.writeFile(dir.file("w.safetensors"));
+
+  pipecc_rt_rank_program program{PIPECC_RT_ABI_VERSION, 0, 1, 2, 0, 0.5f,
+                                 0.0f, 0, 4, kBuffers, step, 0, "cpu"};
+  std::vector<std::string> args = {
+      "rank0", "--synthetic", "--quiet", "--steps", "2", "--weights",
+      dir.file("w.safetensors"), "--save", dir.file("saved.safetensors")};
+  std::vector<char *> argv;
+  for (std::string &arg : args)
+    argv.push_back(arg.data());
+  RankSetup setup;
+  setup.createTransport = oneRank;
+  setup.createDevice = protectedDevice;
+  EXPECT_EQ(runRank(static_cast<int>(argv.size()), argv.data(), &program,
+                    setup),
+            0);
+  SafetensorsFile saved = SafetensorsFile::load(dir.file("saved.safetensors"));
+  EXPECT_EQ(tensor(saved, "w"), (std::vector<float>{-0.5f, 2.0f, 4.0f}));
+}
+
 } // namespace

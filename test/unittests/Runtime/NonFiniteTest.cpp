@@ -101,4 +101,46 @@ TEST_F(NonFiniteDeathTest, NonFiniteLossNamesStepAndMicrobatch) {
       "-inf; training stopped, nothing saved\n$");
 }
 
+// The optimizer's pass updates every parameter from its gradient and leaves
+// the gradient zero, so the next step accumulates from zero without a fill.
+TEST_F(NonFiniteFixture, OptimizerStepUpdatesAndClearsTheGradients) {
+  float *param = reinterpret_cast<float *>(ctx.buffers[0].memory);
+  for (int i = 0; i < 6; ++i) {
+    param[i] = 1.0f + i;
+    gradient()[i] = 2.0f * i;
+  }
+  ctx.learningRate = 0.25f;
+  ctx.gradientScale = 0.5f;
+  pipecc_rt_check_gradient(&ctx, 1); // finite: the pass goes through
+  pipecc_rt_optimizer_step(&ctx);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(param[i], 1.0f + i - 0.125f * 2.0f * i) << i;
+    EXPECT_EQ(gradient()[i], 0.0f) << i;
+  }
+  EXPECT_TRUE(ctx.gradientsClear);
+  EXPECT_FALSE(ctx.buffers[1].checkAtOptimizer);
+}
+
+// A gradient the program checks is checked by the optimizer's pass (when
+// the runtime runs the optimizer): the same message, before anything of
+// this step is saved.
+TEST_F(NonFiniteDeathTest, CheckedGradientStopsAtTheOptimizerStep) {
+  gradient()[4] = -std::numeric_limits<float>::infinity();
+  pipecc_rt_check_gradient(&ctx, 1);
+  EXPECT_TRUE(ctx.buffers[1].checkAtOptimizer);
+  EXPECT_EXIT(pipecc_rt_optimizer_step(&ctx), ::testing::ExitedWithCode(1),
+              "^pipecc-runtime: error: step 7: the gradient of 'fc.weight' "
+              "summed over the micro-batches is -inf at element 4; training "
+              "stopped, nothing saved\n$");
+}
+
+// A program that owns its optimizer gets the check at once.
+TEST_F(NonFiniteDeathTest, CheckedGradientStopsAtOnceWhenTheProgramOwnsTheOptimizer) {
+  program.flags = PIPECC_RT_PROGRAM_OWNS_OPTIMIZER;
+  gradient()[2] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EXIT(pipecc_rt_check_gradient(&ctx, 1), ::testing::ExitedWithCode(1),
+              "step 7: the gradient of 'fc.weight' summed over the "
+              "micro-batches is nan at element 2");
+}
+
 } // namespace

@@ -30,6 +30,9 @@ struct BufferStorage {
   char *memory = nullptr; ///< copy 0
   int64_t copies = 1;     ///< micro-batch mb uses copy mb % copies
   int64_t stride = 0;     ///< bytes between copies
+  /// A gradient the program asked to check this step, which the
+  /// optimizer's pass checks (pipecc_rt_check_gradient).
+  bool checkAtOptimizer = false;
 };
 
 /// The data of one data input: the whole file (or synthetic batch) and how
@@ -82,6 +85,9 @@ struct pipecc_rt_context {
   pipecc::rt::Options options;
   float learningRate = 0.1f;
   float gradientScale = 1.0f;
+  /// Every gradient accumulator holds zeros (the optimizer's pass cleared
+  /// them): the next step need not fill them.
+  bool gradientsClear = false;
   std::vector<pipecc::rt::BufferStorage> buffers; // by buffer id
   std::map<int64_t, pipecc::rt::InputSource> inputs; // by buffer id
   int64_t stepIndex = 0;
@@ -134,6 +140,10 @@ int64_t findNonFinite(const float *data, int64_t count);
 /// findNonFinite with a vectorized test first: as cheap as reading the
 /// data when everything is finite, which is every step but the last.
 int64_t scanNonFinite(const float *data, int64_t count);
+/// param[i] -= step * grad[i], then grad[i] = 0 (the host optimizer's
+/// pass over one parameter, Device::sgdStepAndClearF32).
+void sgdUpdateAndClearF32(float *param, float *grad, int64_t count,
+                          float step);
 /// dst[i] += src[i]; then the index of the first non-finite dst[i], or -1.
 int64_t addAndFindNonFinite(float *dst, const float *src, int64_t count);
 

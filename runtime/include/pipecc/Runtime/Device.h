@@ -72,6 +72,13 @@ public:
   /// param[i] -= step * grad[i].
   virtual void sgdUpdateF32(float *param, const float *grad, int64_t count,
                             float step);
+  /// The optimizer's one pass over a parameter and its gradient
+  /// accumulator: param[i] -= step * grad[i], then grad[i] = 0, so the
+  /// accumulator starts the next step at zero. With `check`, returns the
+  /// index of a non-finite grad[i] (its value in `value`) when there is one
+  /// (the buffers are then partly updated: training stops), else -1.
+  virtual int64_t sgdStepAndClearF32(float *param, float *grad, int64_t count,
+                                     float step, bool check, float &value);
 
   /// The most memory this rank has held on the device so far, in bytes
   /// (host: the process's peak resident set, getrusage's ru_maxrss).
