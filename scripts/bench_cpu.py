@@ -14,6 +14,7 @@ Options come from the environment (see bench-cpu.sh). Torch is imported only
 by the subcommands that need it.
 """
 import json
+import math
 import os
 import re
 import shutil
@@ -401,6 +402,21 @@ def step_products(shapes):
     return products
 
 
+def batched_products(spec, rows_divisor):
+    """The step's batched matmuls (the GPT's attention, per layer: Q K^T and
+    P V forward; dP = dY V^T, dV = P^T dY, dQ = dS K and dK = dS^T Q
+    backward), which pipecc's sgemm counters count beside the Linear
+    layers': (key, role) with key = (batch, m, k, n) and role "batched"."""
+    if spec["model"] != "gpt":
+        return []
+    c = GPT
+    batch = spec["batch"] // rows_divisor * c["heads"]
+    t, d = c["sequence"], c["width"] // c["heads"]
+    per_layer = [(t, d, t), (t, t, d), (t, d, t), (t, t, d), (t, t, d),
+                 (t, t, d)]
+    return [((batch,) + mkn, "batched") for mkn in per_layer] * c["layers"]
+
+
 # The rotated operand of a cold timing passes this many bytes, so that each
 # call finds it in memory, not in the caches (32 MiB of L3 here), as a step
 # does: a weight is read once per layer and micro-batch, an accumulator
@@ -414,6 +430,19 @@ def time_product(torch, key, role, cold, seconds):
     through COLD_BYTES of copies: the weight for forward and input, the
     accumulator for weight, which adds into it with beta = 1 as the step
     does: `addmm_`)."""
+    if role == "batched":
+        batch, m, k, n = key
+        copies = max(2, -(-COLD_BYTES // (4 * batch * (m * k + k * n)))) \
+            if cold else 1
+        pairs = [(torch.randn(batch, m, k), torch.randn(batch, k, n))
+                 for _ in range(copies)]
+        c = torch.empty(batch, m, n)
+        state = [0]
+
+        def run():
+            state[0] = (state[0] + 1) % len(pairs)
+            torch.bmm(*pairs[state[0]], out=c)
+        return best_time(run, seconds)
     m, k, n = key
     if not cold:
         a, b = torch.randn(m, k), torch.randn(k, n)
@@ -439,6 +468,12 @@ def time_product(torch, key, role, cold, seconds):
             state[0] = (state[0] + 1) % len(ws)
             w = ws[state[0]]
             torch.mm(a, w.t() if role == "forward" else w, out=c)
+    return best_time(run, seconds)
+
+
+def best_time(run, seconds):
+    """The best time of `run` over `seconds` (at least 3 calls), after one
+    call to warm up."""
     run()
     times, start = [], time.perf_counter()
     while time.perf_counter() - start < seconds or len(times) < 3:
@@ -448,7 +483,7 @@ def time_product(torch, key, role, cold, seconds):
     return min(times)
 
 
-def sgemm_peak(torch, shapes, best, seconds=0.3, cold=False):
+def sgemm_peak(torch, shapes, best, seconds=0.3, cold=False, batched=()):
     """The single-thread sgemm rate (GFLOP/s) of the step's matmuls if
     each ran at its best measured time: forward x W^T, input gradient
     dY W, weight gradient dY^T X for every Linear (the first has no input
@@ -459,14 +494,15 @@ def sgemm_peak(torch, shapes, best, seconds=0.3, cold=False):
     measuring before and after the runs rides out a busy moment of a
     shared machine."""
     total_flops, total_time = 0.0, 0.0
-    for key, role in step_products(shapes):
-        entry = (key, role if cold else "", cold)
+    for key, role in step_products(shapes) + list(batched):
+        entry = (key, role if cold or role == "batched" else "", cold)
         if entry not in best or not best[entry][1]:
             measured = time_product(torch, key, role, cold, seconds)
             best[entry] = (min(measured, best.get(entry, (1e9,))[0]), True)
-        flops = 2.0 * key[0] * key[1] * key[2]
+        flops = 2.0 * math.prod(key)
         seconds_each = best[entry][0]
-        rate = profile_shape_rate(key, role, cold)
+        rate = profile_shape_rate(key, role, cold) \
+            if role != "batched" else None
         if rate:
             seconds_each = min(seconds_each, flops / rate)
         total_flops += flops
@@ -511,10 +547,14 @@ def measure_peaks(torch, o, full, example, model, best, profile_rate):
         best[key] = (best[key][0], False)
     seconds = 0.1 if o["quick"] else 0.3
     peaks = {}
+    spec = model_spec(o, model)
     for m in sorted({1, o["microbatches"]}):
         shapes = gemm_shapes(torch, full, example, m, model == "mlp")
-        peaks[m] = (sgemm_peak(torch, shapes, best, seconds),
-                    sgemm_peak(torch, shapes, best, seconds, cold=True))
+        batched = batched_products(spec, m)
+        peaks[m] = (sgemm_peak(torch, shapes, best, seconds,
+                               batched=batched),
+                    sgemm_peak(torch, shapes, best, seconds, cold=True,
+                               batched=batched))
     return peaks
 
 
@@ -986,7 +1026,8 @@ def report(o, results, extra, cores, say):
         say("model FLOPs per step %.3f GFLOP (%s); single-core sgemm peak "
             "for the model's matmul shapes (each product of the step at the "
             "best of torch%s at that shape, then the step's products at "
-            "those rates), hot (torch.mm on the same operands every call) "
+            "those rates; the attention's batched products by torch.bmm), "
+            "hot (torch.mm on the same operands every call) "
             "and cold (torch with the step's large operand rotated through "
             "64 MiB: the weight of x W^T and dY W, the accumulator of the "
             "weight gradient, added into with beta = 1 as in the step): %s"
