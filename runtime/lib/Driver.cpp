@@ -631,6 +631,9 @@ int pipecc::rt::runRank(int argc, char **argv,
                           : 1.0f / static_cast<float>(program->microbatches);
   checkOptionsFitProgram(ctx);
   allocateArena(ctx);
+  // The stage functions' temporaries, a global of the executable beside
+  // the arena, hold as much again (host memory on every target with one).
+  adviseHugePages(program->stage_workspace, program->stage_workspace_bytes);
   loadWeights(ctx, transport.rank());
   // Output files are written by rank 0 (or each rank, with "{rank}") at the
   // end; refuse bad paths now, not after training.

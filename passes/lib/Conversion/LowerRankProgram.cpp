@@ -835,11 +835,11 @@ void RankHostBuilder::buildProgramConstant() {
 
   // {abi_version, rank, num_ranks, microbatches, microbatch_size, default_lr,
   //  gradient_scale, flags, num_buffers, buffers, step, arena_bytes, target,
-  //  stage_workspace_bytes}; LLVM pads it like C.
+  //  stage_workspace_bytes, stage_workspace}; LLVM pads it like C.
   b.setInsertionPointToEnd(module.getBody());
   auto programType = LLVM::LLVMStructType::getLiteral(
       ctx, {i32, i32, i32, i32, i64, f32, f32, i32, i64, ptrType, ptrType, i64,
-            ptrType, i64});
+            ptrType, i64, ptrType});
   auto programGlobal = b.create<LLVM::GlobalOp>(
       loc, programType, /*isConstant=*/true, LLVM::Linkage::Internal,
       "pipecc_program", Attribute());
@@ -875,6 +875,11 @@ void RankHostBuilder::buildProgramConstant() {
   // The stage functions' static workspace (pipecc-plan-stage-workspace).
   auto workspace = module->getAttrOfType<IntegerAttr>(attrs::kWorkspaceBytes);
   insert(constI64(ib, workspace ? workspace.getInt() : 0), 13);
+  if (module.lookupSymbol<LLVM::GlobalOp>(attrs::kStageWorkspaceSymbol))
+    insert(ib.create<LLVM::AddressOfOp>(loc, ptrType, attrs::kStageWorkspaceSymbol),
+           14);
+  else
+    insert(ib.create<LLVM::ZeroOp>(loc, ptrType), 14);
   ib.create<LLVM::ReturnOp>(loc, program);
 
   b.setInsertionPointToEnd(module.getBody());

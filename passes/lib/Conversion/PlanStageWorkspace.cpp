@@ -28,7 +28,7 @@ using namespace mlir;
 
 namespace {
 
-constexpr llvm::StringLiteral kWorkspaceSymbol = "pipecc_stage_workspace";
+using pipecc::attrs::kStageWorkspaceSymbol;
 constexpr int64_t kAlignment = 64;
 
 /// A temporary of one function: its op-order lifetime in the function body
@@ -159,14 +159,14 @@ struct PlanStageWorkspacePass
     }
     if (plans.empty())
       return;
-    if (module.lookupSymbol(kWorkspaceSymbol)) {
-      module.emitError("'") << kWorkspaceSymbol << "' is already defined";
+    if (module.lookupSymbol(kStageWorkspaceSymbol)) {
+      module.emitError("'") << kStageWorkspaceSymbol << "' is already defined";
       return signalPassFailure();
     }
     auto workspaceType =
         MemRefType::get({bytes}, IntegerType::get(ctx, 8));
     OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-    b.create<memref::GlobalOp>(module.getLoc(), kWorkspaceSymbol,
+    b.create<memref::GlobalOp>(module.getLoc(), kStageWorkspaceSymbol,
                                b.getStringAttr("private"), workspaceType,
                                // Zeros: .bss, no bytes in the executable.
                                DenseElementsAttr::get(
@@ -178,7 +178,7 @@ struct PlanStageWorkspacePass
     for (auto &[func, temps] : plans) {
       b.setInsertionPointToStart(&func.getBody().front());
       Value workspace = b.create<memref::GetGlobalOp>(
-          func.getLoc(), workspaceType, kWorkspaceSymbol);
+          func.getLoc(), workspaceType, kStageWorkspaceSymbol);
       for (Temporary &temp : temps) {
         b.setInsertionPoint(temp.alloc);
         Value offset =

@@ -7,12 +7,29 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <vector>
 
 namespace pipecc::rt {
 
 Device::~Device() = default;
+
+namespace {
+constexpr int64_t kHugePageBytes = 2 << 20;
+} // namespace
+
+void adviseHugePages(void *memory, int64_t bytes) {
+  if (!memory || bytes < kHugePageBytes)
+    return;
+  auto begin = reinterpret_cast<uintptr_t>(memory);
+  uintptr_t first = (begin + kHugePageBytes - 1) & ~uintptr_t(kHugePageBytes - 1);
+  uintptr_t last =
+      (begin + static_cast<uintptr_t>(bytes)) & ~uintptr_t(kHugePageBytes - 1);
+  if (last > first)
+    (void)madvise(reinterpret_cast<void *>(first), last - first,
+                  MADV_HUGEPAGE);
+}
 
 int64_t Device::accumulateF32(float *dst, const float *src, int64_t count) {
   std::vector<float> sum(static_cast<size_t>(count)),
@@ -65,15 +82,18 @@ public:
   bool isHost() const override { return true; }
 
   void *allocate(int64_t bytes) override {
-    constexpr int64_t kAlignment = 256;
     if (bytes < 0)
       fail("host device: allocation of ", bytes, " bytes");
+    // The arena: huge pages where it spans whole ones.
+    int64_t alignment = bytes >= kHugePageBytes ? kHugePageBytes : 256;
     size_t rounded = static_cast<size_t>(
-        std::max<int64_t>(kAlignment, (bytes + kAlignment - 1) / kAlignment *
-                                          kAlignment));
-    void *memory = std::aligned_alloc(kAlignment, rounded);
+        std::max<int64_t>(alignment, (bytes + alignment - 1) / alignment *
+                                         alignment));
+    void *memory = std::aligned_alloc(static_cast<size_t>(alignment), rounded);
     if (!memory)
       fail("out of host memory allocating ", bytes, " bytes");
+    if (alignment == kHugePageBytes)
+      adviseHugePages(memory, static_cast<int64_t>(rounded));
     return memory;
   }
   void deallocate(void *memory) override { std::free(memory); }

@@ -4,6 +4,10 @@
 #include "TestUtil.h"
 
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
 
 using namespace pipecc::rt;
 
@@ -112,3 +116,47 @@ TEST_F(ArenaFixture, MicrobatchUsesCopyModuloSlots) {
 }
 
 } // namespace
+
+namespace {
+/// The VmFlags line of the mapping of /proc/self/smaps holding `address`.
+std::string vmFlagsAt(const void *address) {
+  std::ifstream smaps("/proc/self/smaps");
+  auto target = reinterpret_cast<uintptr_t>(address);
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    unsigned long begin, end;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &begin, &end) == 2) {
+      inside = begin <= target && target < end;
+      continue;
+    }
+    if (inside && line.rfind("VmFlags:", 0) == 0)
+      return line;
+  }
+  return "";
+}
+} // namespace
+
+// The host device gives an arena of 2 MiB or more 2 MiB alignment and
+// advises it to transparent huge pages (MADV_HUGEPAGE marks the mapping
+// "hg" in smaps' VmFlags), where the kernel offers them.
+TEST(HostDevice, LargeAllocationsAreAdvisedToHugePages) {
+  std::unique_ptr<Device> device = createHostDevice();
+  int64_t bytes = 9 << 20;
+  void *memory = device->allocate(bytes);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(memory) % (2 << 20), 0u);
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string modes;
+  std::getline(thp, modes);
+  if (modes.find("[never]") == std::string::npos && !modes.empty())
+    EXPECT_NE(vmFlagsAt(static_cast<char *>(memory) + (4 << 20))
+                  .find(" hg"),
+              std::string::npos)
+        << "THP modes: " << modes;
+  device->deallocate(memory);
+  // Small ranges and unaligned edges are left alone, and never fail.
+  void *small = device->allocate(4096);
+  adviseHugePages(small, 4096);
+  adviseHugePages(nullptr, 8 << 20);
+  device->deallocate(small);
+}

@@ -15,13 +15,14 @@ static_assert(offsetof(pipecc_rt_buffer_desc, shape) == 24);
 static_assert(offsetof(pipecc_rt_buffer_desc, num_classes) == 48);
 static_assert(offsetof(pipecc_rt_buffer_desc, slots) == 56);
 static_assert(offsetof(pipecc_rt_buffer_desc, offset) == 64);
-static_assert(sizeof(pipecc_rt_rank_program) == 88);
+static_assert(sizeof(pipecc_rt_rank_program) == 96);
 static_assert(offsetof(pipecc_rt_rank_program, microbatch_size) == 16);
 static_assert(offsetof(pipecc_rt_rank_program, num_buffers) == 40);
 static_assert(offsetof(pipecc_rt_rank_program, step) == 56);
 static_assert(offsetof(pipecc_rt_rank_program, arena_bytes) == 64);
 static_assert(offsetof(pipecc_rt_rank_program, target) == 72);
 static_assert(offsetof(pipecc_rt_rank_program, stage_workspace_bytes) == 80);
+static_assert(offsetof(pipecc_rt_rank_program, stage_workspace) == 88);
 
 void noStep(pipecc_rt_context *) {}
 

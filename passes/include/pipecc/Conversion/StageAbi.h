@@ -25,6 +25,10 @@ inline constexpr llvm::StringLiteral kAbiAccumulate = "accumulate";
 /// workspace holding the stage functions' temporaries.
 inline constexpr llvm::StringLiteral kWorkspaceBytes =
     "pipeline.workspace_bytes";
+/// The global holding that workspace (pipecc-plan-stage-workspace defines
+/// it, the host program gives the runtime its address).
+inline constexpr llvm::StringLiteral kStageWorkspaceSymbol =
+    "pipecc_stage_workspace";
 } // namespace pipecc::attrs
 
 namespace pipecc {

@@ -85,8 +85,17 @@ public:
   virtual int64_t peakMemoryBytes() const = 0;
 };
 
-/// Plain host memory (aligned_alloc, memcpy, memset).
+/// Plain host memory (aligned_alloc, memcpy, memset); allocations of 2 MiB
+/// and more are 2 MiB aligned and advised to huge pages.
 std::unique_ptr<Device> createHostDevice();
+
+/// Asks the kernel to back the whole 2 MiB pages inside [memory, memory +
+/// bytes) of host memory with transparent huge pages (madvise
+/// MADV_HUGEPAGE; a kernel in THP's "madvise" mode gives them only to such
+/// ranges). A step walks activations, weights and workspace of tens to
+/// hundreds of MiB: with 4 KiB pages most of its TLB misses are page walks,
+/// nested ones under a hypervisor. Advice only: nothing fails without it.
+void adviseHugePages(void *memory, int64_t bytes);
 
 } // namespace pipecc::rt
 

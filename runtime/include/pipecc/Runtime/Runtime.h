@@ -43,7 +43,7 @@ extern "C" {
  * pipecc_rt_wait; 8: stage functions multiply by a parameter with
  * pipecc_rt_sgemm_weight);
  * pipecc_rt_main refuses a program built for another version. */
-#define PIPECC_RT_ABI_VERSION 8
+#define PIPECC_RT_ABI_VERSION 9
 
 /*===----------------------------------------------------------------------===*
  * The program description the compiler emits for each rank
@@ -183,6 +183,9 @@ typedef struct pipecc_rt_rank_program {
    * temporaries (a zero-initialised global of the executable, outside the
    * arena); 0 when they have none. */
   int64_t stage_workspace_bytes;
+  /* That workspace (NULL when there is none): the runtime asks the kernel
+   * to back it with huge pages. */
+  void *stage_workspace;
 } pipecc_rt_rank_program;
 
 /*===----------------------------------------------------------------------===*
