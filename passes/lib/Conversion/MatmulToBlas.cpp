@@ -49,6 +49,9 @@ namespace {
 constexpr llvm::StringLiteral kSgemm = "pipecc_rt_sgemm";
 constexpr llvm::StringLiteral kSgemmBatched = "pipecc_rt_sgemm_batched";
 constexpr llvm::StringLiteral kSgemmWeight = "pipecc_rt_sgemm_weight";
+constexpr llvm::StringLiteral kSgemmEpilogue = "pipecc_rt_sgemm_epilogue";
+// pipecc_rt_sgemm_epilogue's flags (Runtime.h).
+constexpr int32_t kGemmRelu = 1, kGemmWeightB = 2;
 
 /// Whether `value` is an argument of its stage function that binds a
 /// parameter (pipecc-record-stage-abi's bindings): the stage only reads it,
@@ -98,6 +101,17 @@ Value extendToF32(OpBuilder &b, Location loc, Value value, Operation *after) {
   return copy;
 }
 
+/// Whether an op between `from` and `to` deallocates one of `buffers`.
+bool deallocatedBefore(Operation *from, Operation *to,
+                       ArrayRef<Value> buffers) {
+  for (Operation *op = from->getNextNode(); op && op != to;
+       op = op->getNextNode())
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
+      if (llvm::is_contained(buffers, dealloc.getMemref()))
+        return true;
+  return false;
+}
+
 struct MatmulToBlasPass : pipecc::impl::MatmulToBlasBase<MatmulToBlasPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -123,6 +137,11 @@ struct MatmulToBlasPass : pipecc::impl::MatmulToBlasBase<MatmulToBlasPass> {
     auto sgemmType = FunctionType::get(
         ctx, {i32, i32, i64, i64, i64, f32, ptr, i64, ptr, i64, f32, ptr, i64},
         {});
+    auto epilogueType = FunctionType::get(
+        ctx,
+        {i32, i32, i64, i64, i64, f32, ptr, i64, ptr, i64, f32, ptr, i64, ptr,
+         i32},
+        {});
     auto batchedType = FunctionType::get(
         ctx,
         {i32, i32, i64, i64, i64, f32, ptr, i64, i64, ptr, i64, i64, f32, ptr,
@@ -142,6 +161,7 @@ struct MatmulToBlasPass : pipecc::impl::MatmulToBlasBase<MatmulToBlasPass> {
          failed(declareRuntimeFunction(module, kSgemmBatched, batchedType))))
       return signalPassFailure();
 
+    bool declaredEpilogue = false;
     for (Operation *op : matmuls) {
       GemmShape shape = *classifyGemm(op);
       auto linalgOp = cast<linalg::LinalgOp>(op);
@@ -153,19 +173,50 @@ struct MatmulToBlasPass : pipecc::impl::MatmulToBlasBase<MatmulToBlasPass> {
       Location loc = op->getLoc();
 
       float beta = 1.0f;
-      if (linalg::FillOp fill = findZeroFill(op, c)) {
+      linalg::FillOp fill = findZeroFill(op, c);
+      // A bias (and ReLU) after the product goes into its last store: the
+      // product writes D instead of C (so C's old contents must not count:
+      // beta = 0), unless D may share bytes with an operand (the workspace
+      // plan lets a buffer born after the product take an operand's bytes).
+      std::optional<BiasEpilogue> epilogue;
+      if (fill && !shape.batched && !isExtendableOperand(a) &&
+          !isExtendableOperand(b))
+        epilogue = matchBiasEpilogue(op, c);
+      if (epilogue && (mayOverlap(epilogue->output, a) ||
+                       mayOverlap(epilogue->output, b) ||
+                       mayOverlap(epilogue->bias, epilogue->output) ||
+                       deallocatedBefore(op, epilogue->generic, {a, b})))
+        epilogue.reset();
+      if (fill) {
         fill.erase();
         beta = 0.0f;
         ++numZeroFillsFolded;
+      }
+      if (epilogue && !declaredEpilogue) {
+        if (failed(declareRuntimeFunction(module, kSgemmEpilogue,
+                                          epilogueType)))
+          return signalPassFailure();
+        declaredEpilogue = true;
       }
 
       if (isExtendableOperand(a))
         a = extendToF32(builder, loc, a, op);
       if (isExtendableOperand(b))
         b = extendToF32(builder, loc, b, op);
+      // With an epilogue C is D, seen as the product's 2-D matrix, and the
+      // call takes the generic's place (D may be a view made after the
+      // matmul; only ops that touch no memory lie between).
+      Value out = c;
+      if (epilogue) {
+        builder.setInsertionPoint(epilogue->generic);
+        out = epilogue->output;
+        if (epilogue->expanded)
+          out = builder.create<memref::CollapseShapeOp>(
+              loc, out, epilogue->expanded.getReassociationIndices());
+      }
       GemmOperand opA = unpackGemmOperand(builder, loc, a),
                   opB = unpackGemmOperand(builder, loc, b),
-                  opC = unpackGemmOperand(builder, loc, c);
+                  opC = unpackGemmOperand(builder, loc, out);
       size_t rank = opC.sizes.size();
       Value m = opC.sizes[rank - 2], n = opC.sizes[rank - 1];
       Value k = opA.sizes[shape.transposeA ? rank - 2 : rank - 1];
@@ -178,22 +229,46 @@ struct MatmulToBlasPass : pipecc::impl::MatmulToBlasBase<MatmulToBlasPass> {
       Value lda = leadingDimension(builder, loc, opA);
       Value ldb = leadingDimension(builder, loc, opB);
       Value ldc = leadingDimension(builder, loc, opC);
-      if (shape.batched)
+      if (shape.batched) {
         builder.create<func::CallOp>(
             loc, kSgemmBatched, TypeRange{},
             ValueRange{transA, transB, m, n, k, alpha, opA.pointer, lda,
                        opA.strides[0], opB.pointer, ldb, opB.strides[0],
                        betaValue, opC.pointer, ldc, opC.strides[0],
                        opC.sizes[0]});
-      else
+      } else if (epilogue) {
+        Value bias = unpackGemmOperand(builder, loc, epilogue->bias).pointer;
+        Value flags = builder.create<arith::ConstantIntOp>(
+            loc, (epilogue->relu ? kGemmRelu : 0) | (weightB ? kGemmWeightB : 0),
+            32);
+        builder.create<func::CallOp>(
+            loc, kSgemmEpilogue, TypeRange{},
+            ValueRange{transA, transB, m, n, k, alpha, opA.pointer, lda,
+                       opB.pointer, ldb, betaValue, opC.pointer, ldc, bias,
+                       flags});
+      } else {
         builder.create<func::CallOp>(
             loc, weightB ? kSgemmWeight : kSgemm, TypeRange{},
             ValueRange{transA, transB, m, n, k, alpha, opA.pointer, lda,
                        opB.pointer, ldb, betaValue, opC.pointer, ldc});
+      }
       op->erase();
       ++numGemmCalls;
       if (weightB)
         ++numWeightGemmCalls;
+      if (!epilogue)
+        continue;
+      // C is now unused but for its allocation (or workspace view), the
+      // reshape and the deallocation.
+      epilogue->generic.erase();
+      if (epilogue->expanded)
+        epilogue->expanded.erase();
+      Operation *temporary = c.getDefiningOp();
+      for (Operation *user : llvm::make_early_inc_range(c.getUsers()))
+        user->erase();
+      if (temporary->use_empty())
+        temporary->erase();
+      ++numEpilogues;
     }
   }
 };

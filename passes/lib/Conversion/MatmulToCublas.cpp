@@ -59,97 +59,23 @@ bool isCublasMatmul(linalg::LinalgOp op) {
          isRowMajorOperand(op.getDpsInitOperand(0)->get(), c);
 }
 
-/// A bias epilogue: the op right after the matmul (deallocations of other
-/// buffers aside) is an all-parallel generic computing
-/// `D = C + bias[last index]` (then optionally ReLU as
-/// `select(x > 0, x, 0)`, the graph lowering's form) into a buffer D of
-/// C's type, and C is a temporary used by nothing else.
+/// A bias epilogue (GemmOperands.h's matchBiasEpilogue) in cuBLASLt's
+/// terms: C allocated here (before the CUDA workspace plan) and of D's
+/// shape, no reshape between.
 struct Epilogue {
   linalg::GenericOp generic;
   Value bias, output;
   int32_t flags;
 };
 
-bool isZero(Value value) { return matchPattern(value, m_AnyZeroFloat()); }
-
 std::optional<Epilogue> matchEpilogue(Operation *matmul, Value c) {
-  Operation *next = matmul->getNextNode();
-  while (auto dealloc = dyn_cast_or_null<memref::DeallocOp>(next)) {
-    if (dealloc.getMemref() == c)
-      return std::nullopt;
-    next = next->getNextNode();
-  }
-  auto generic = dyn_cast_or_null<linalg::GenericOp>(next);
-  if (!generic || !generic.hasPureBufferSemantics() ||
-      generic.getNumDpsInputs() != 2 || generic.getNumDpsInits() != 1 ||
-      generic.getNumReductionLoops() != 0)
+  std::optional<BiasEpilogue> match = matchBiasEpilogue(matmul, c);
+  if (!match || match->expanded || !c.getDefiningOp<memref::AllocOp>())
     return std::nullopt;
-  auto cType = cast<MemRefType>(c.getType());
-  unsigned rank = cType.getRank();
-  Value output = generic.getDpsInitOperand(0)->get();
-  if (output == c || output.getType() != c.getType() ||
-      !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
-           .isIdentity())
-    return std::nullopt;
-
-  // One input is C (identity), the other the bias (the last index).
-  int cInput = -1;
-  for (int i = 0; i < 2; ++i) {
-    OpOperand *operand = generic.getDpsInputOperand(i);
-    if (operand->get() == c &&
-        generic.getMatchingIndexingMap(operand).isIdentity())
-      cInput = i;
-  }
-  if (cInput < 0)
-    return std::nullopt;
-  OpOperand *biasOperand = generic.getDpsInputOperand(1 - cInput);
-  Value bias = biasOperand->get();
-  AffineMap biasMap = generic.getMatchingIndexingMap(biasOperand);
-  auto biasType = dyn_cast<MemRefType>(bias.getType());
-  if (!biasType || biasType.getRank() != 1 ||
-      biasType.getElementType() != cType.getElementType() ||
-      !biasType.getLayout().isIdentity() || biasMap.getNumResults() != 1 ||
-      biasMap.getResult(0) != getAffineDimExpr(rank - 1, c.getContext()))
-    return std::nullopt;
-
-  // The body: add (either order), then optionally the ReLU select.
-  Block &body = generic.getRegion().front();
-  Value cArg = body.getArgument(cInput), biasArg = body.getArgument(1 - cInput);
-  auto ops = body.without_terminator();
-  auto it = ops.begin();
-  if (it == ops.end())
-    return std::nullopt;
-  auto add = dyn_cast<arith::AddFOp>(*it);
-  if (!add || !((add.getLhs() == cArg && add.getRhs() == biasArg) ||
-                (add.getLhs() == biasArg && add.getRhs() == cArg)))
-    return std::nullopt;
-  Value result = add.getResult();
   int32_t flags = PIPECC_RT_CUDA_EPILOGUE_BIAS;
-  if (++it != ops.end()) {
-    auto cmp = dyn_cast<arith::CmpFOp>(*it);
-    if (!cmp || cmp.getPredicate() != arith::CmpFPredicate::UGT ||
-        cmp.getLhs() != result || !isZero(cmp.getRhs()) || ++it == ops.end())
-      return std::nullopt;
-    auto select = dyn_cast<arith::SelectOp>(*it);
-    if (!select || select.getCondition() != cmp.getResult() ||
-        select.getTrueValue() != result || !isZero(select.getFalseValue()) ||
-        ++it != ops.end())
-      return std::nullopt;
-    result = select.getResult();
+  if (match->relu)
     flags |= PIPECC_RT_CUDA_EPILOGUE_RELU;
-  }
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  if (yield.getValues().size() != 1 || yield.getValues()[0] != result)
-    return std::nullopt;
-
-  // C is a temporary: allocated here, read only by the generic.
-  if (!c.getDefiningOp<memref::AllocOp>())
-    return std::nullopt;
-  for (Operation *user : c.getUsers())
-    if (user != matmul && user != generic &&
-        !isa<memref::DeallocOp, linalg::FillOp>(user))
-      return std::nullopt;
-  return Epilogue{generic, bias, output, flags};
+  return Epilogue{match->generic, match->bias, match->output, flags};
 }
 
 struct MatmulToCublasPass

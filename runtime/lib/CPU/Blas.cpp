@@ -105,11 +105,12 @@ void blasGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
 void gemmWeight(const gemm::Kernel &kernel, bool transA, bool transB,
                 int64_t m, int64_t n, int64_t k, float alpha, const float *a,
                 int64_t lda, const float *b, int64_t ldb, float beta,
-                float *c, int64_t ldc) {
+                float *c, int64_t ldc, const gemm::Epilogue &epilogue = {}) {
   counted(m, n, k, [&] {
     const gemm::PackedMatrix &packed =
         packedWeights.get(kernel, transB, k, n, b, ldb);
-    gemm::gemmPackedB(kernel, transA, m, alpha, a, lda, packed, beta, c, ldc);
+    gemm::gemmPackedB(kernel, transA, m, alpha, a, lda, packed, beta, c, ldc,
+                      epilogue);
   });
 }
 
@@ -119,10 +120,10 @@ void gemmWeight(const gemm::Kernel &kernel, bool transA, bool transB,
 void engineGemm(const gemm::Kernel &kernel, bool transA, bool transB,
                 int64_t m, int64_t n, int64_t k, float alpha, const float *a,
                 int64_t lda, const float *b, int64_t ldb, float beta,
-                float *c, int64_t ldc) {
+                float *c, int64_t ldc, const gemm::Epilogue &epilogue = {}) {
   counted(m, n, k, [&] {
     gemm::gemm(kernel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta,
-               c, ldc);
+               c, ldc, epilogue);
   });
 }
 
@@ -182,6 +183,32 @@ void pipecc_rt_sgemm_weight(int32_t trans_a, int32_t trans_b, int64_t m,
                  beta, c, ldc);
     else
       blasGemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  });
+}
+
+void pipecc_rt_sgemm_epilogue(int32_t trans_a, int32_t trans_b, int64_t m,
+                              int64_t n, int64_t k, float alpha,
+                              const float *a, int64_t lda, const float *b,
+                              int64_t ldb, float beta, float *c, int64_t ldc,
+                              const float *bias, int32_t flags) {
+  guardCall([&] {
+    checkGemmArguments(trans_a, trans_b, m, n, k, lda, ldb, ldc);
+    if (flags & ~(PIPECC_RT_GEMM_RELU | PIPECC_RT_GEMM_WEIGHT_B))
+      fail("sgemm_epilogue: unknown flags ", flags);
+    gemm::Epilogue epilogue{bias, (flags & PIPECC_RT_GEMM_RELU) != 0};
+    const gemm::Kernel *kernel = packedWeightKernel();
+    if (kernel && (flags & PIPECC_RT_GEMM_WEIGHT_B) && k > 0) {
+      gemmWeight(*kernel, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
+                 beta, c, ldc, epilogue);
+    } else if (kernel && gemm::runsShallow(*kernel, m, n, k)) {
+      engineGemm(*kernel, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
+                 beta, c, ldc, epilogue);
+    } else {
+      // The BLAS's product, then the epilogue in a pass over C.
+      blasGemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
+               ldc);
+      gemm::applyEpilogue(m, n, c, ldc, epilogue);
+    }
   });
 }
 

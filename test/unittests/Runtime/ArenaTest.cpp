@@ -148,11 +148,12 @@ TEST(HostDevice, LargeAllocationsAreAdvisedToHugePages) {
   std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
   std::string modes;
   std::getline(thp, modes);
-  if (modes.find("[never]") == std::string::npos && !modes.empty())
+  if (modes.find("[never]") == std::string::npos && !modes.empty()) {
     EXPECT_NE(vmFlagsAt(static_cast<char *>(memory) + (4 << 20))
                   .find(" hg"),
               std::string::npos)
         << "THP modes: " << modes;
+  }
   device->deallocate(memory);
   // Small ranges and unaligned edges are left alone, and never fail.
   void *small = device->allocate(4096);

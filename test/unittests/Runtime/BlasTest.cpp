@@ -118,6 +118,43 @@ TEST(Blas, PackedWeightsAreReusedUntilTheWeightsChange) {
   EXPECT_EQ(pipecc_rt_blas_set_packed_weights(1), 1);
 }
 
+// pipecc_rt_sgemm_epilogue: the product (as pipecc_rt_sgemm, or through
+// the packed weight with PIPECC_RT_GEMM_WEIGHT_B), then the bias and relu,
+// equal to the product followed by the same loop; on every path the
+// runtime takes (engine, packed weight, BLAS).
+TEST(Blas, EpilogueEqualsTheProductThenBiasAndRelu) {
+  std::mt19937 random(5);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  for (auto [transA, m, n, k] :
+       {std::tuple{false, int64_t(40), int64_t(30), int64_t(50)},
+        std::tuple{true, int64_t(200), int64_t(100), int64_t(16)},
+        std::tuple{false, int64_t(3), int64_t(5), int64_t(7)}})
+    for (int32_t flags : {0, 1, 2, 3}) {
+      std::vector<float> a(m * k), b(n * k), bias(n), c(m * n);
+      for (std::vector<float> *x : {&a, &b, &bias})
+        for (float &v : *x)
+          v = uniform(random);
+      int64_t lda = transA ? m : k;
+      std::vector<float> expected(m * n);
+      pipecc_rt_sgemm(transA, 1, m, n, k, 1, a.data(), lda, b.data(), k, 0,
+                      expected.data(), n);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          float x = expected[i * n + j] + bias[j];
+          if ((flags & PIPECC_RT_GEMM_RELU) && !(x > 0.0f))
+            x = 0.0f;
+          expected[i * n + j] = x;
+        }
+      pipecc_rt_weights_changed();
+      pipecc_rt_sgemm_epilogue(transA, 1, m, n, k, 1, a.data(), lda, b.data(),
+                               k, 0, c.data(), n, bias.data(), flags);
+      double worst = 0;
+      for (int64_t i = 0; i < m * n; ++i)
+        worst = std::max(worst, double(std::fabs(c[i] - expected[i])));
+      EXPECT_LT(worst, 1e-4) << "flags=" << flags << " M=" << m;
+    }
+}
+
 TEST(Blas, CountersCountEveryCallAndItsFlopsExactly) {
   std::vector<float> a(64 * 64, 0.5f), b(64 * 64, 0.25f), c(64 * 64, 0.0f);
   pipecc_rt_blas_reset_stats();

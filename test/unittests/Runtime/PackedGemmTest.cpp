@@ -287,6 +287,64 @@ TEST(PackedGemm, BatchedSmallProductsMatchNaiveLoopAndPerProductGemm) {
                pipecc::rt::RuntimeError);
 }
 
+// The epilogue (bias, relu) in the last store: bit-identical to the product
+// followed by applyEpilogue (the separate loop's arithmetic), over partial
+// tiles, several k-blocks (the small-blocked kernel), beta 0 and 1, and
+// values that are NaN, -0.0 or negative before the relu.
+TEST(PackedGemm, EpilogueInTheLastStoreEqualsAPassAfterwards) {
+  const Kernel *selected = selectPackedGemmKernel();
+  if (!selected)
+    GTEST_SKIP() << "no packed-GEMM kernel for this CPU";
+  std::mt19937 random(23);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  for (const Kernel &kernel : kernelsUnderTest(*selected))
+    for (auto [m, n, k] : {Shape{17, 50, 33}, Shape{64, 64, 64},
+                           Shape{5, 7, 1100}, Shape{300, 200, 32}})
+      for (float beta : {0.0f, 1.0f})
+        for (bool relu : {false, true}) {
+          int64_t ldc = n + 3;
+          std::vector<float> a(m * k), b(k * n), bias(n), c(m * ldc);
+          for (std::vector<float> *x : {&a, &b, &bias, &c})
+            for (float &v : *x)
+              v = uniform(random);
+          bias[0] = std::numeric_limits<float>::quiet_NaN();
+          if (n > 2)
+            bias[2] = -0.0f;
+          if (beta == 1.0f && n > 1)
+            c[1] = std::numeric_limits<float>::infinity();
+          PackedMatrix packed;
+          packB(kernel, false, k, n, b.data(), n, packed);
+          std::vector<float> expected = c;
+          gemmPackedB(kernel, false, m, 1.0f, a.data(), k, packed, beta,
+                      expected.data(), ldc);
+          applyEpilogue(m, n, expected.data(), ldc, {bias.data(), relu});
+          gemmPackedB(kernel, false, m, 1.0f, a.data(), k, packed, beta,
+                      c.data(), ldc, {bias.data(), relu});
+          EXPECT_EQ(0, std::memcmp(c.data(), expected.data(), c.size() * 4))
+              << "kc=" << kernel.kc << " M=" << m << " N=" << n << " K=" << k
+              << " beta=" << beta << " relu=" << relu;
+          // A relu alone (no bias) too.
+          std::vector<float> plain = c, plainExpected = c;
+          gemmPackedB(kernel, false, m, 1.0f, a.data(), k, packed, 0.0f,
+                      plainExpected.data(), ldc);
+          applyEpilogue(m, n, plainExpected.data(), ldc, {nullptr, true});
+          gemmPackedB(kernel, false, m, 1.0f, a.data(), k, packed, 0.0f,
+                      plain.data(), ldc, {nullptr, true});
+          EXPECT_EQ(0, std::memcmp(plain.data(), plainExpected.data(),
+                                   plain.size() * 4));
+        }
+  // applyEpilogue's relu is the lowering's: NaN stays, -0.0 and negatives
+  // become +0.0.
+  float values[4] = {std::numeric_limits<float>::quiet_NaN(), -0.0f, -2.0f,
+                     3.0f};
+  applyEpilogue(1, 4, values, 4, {nullptr, true});
+  EXPECT_TRUE(std::isnan(values[0]));
+  EXPECT_FALSE(std::signbit(values[1]));
+  EXPECT_EQ(values[1], 0.0f);
+  EXPECT_EQ(values[2], 0.0f);
+  EXPECT_EQ(values[3], 3.0f);
+}
+
 TEST(PackedGemm, KernelChoiceFollowsThePolicy) {
   const Kernel *selected = selectPackedGemmKernel();
   EXPECT_EQ(selected, selectPackedGemmKernel()); // decided once

@@ -98,6 +98,14 @@ def MatmulToBlas : Pass<"pipecc-matmul-to-blas", "::mlir::ModuleOp"> {
     parameter (`pipeline.param` in the function's `pipeline.stage_abi`)
     calls `pipecc_rt_sgemm_weight` (same arguments): the runtime may keep
     that B packed for its kernel from one call to the next within a step.
+
+    A 2-D matmul into a zero-filled temporary C that only the next op reads,
+    an elementwise `D = C + bias[j]` (optionally followed by the ReLU
+    select; C possibly reshaped to D's rank), calls
+    `pipecc_rt_sgemm_epilogue` instead: the product writes D and adds the
+    bias (and ReLU) in its last store, and the loop and C go (a Linear's
+    bias no longer costs a pass over its output). Not where D may share
+    bytes with A or B in the stage workspace.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -111,6 +119,8 @@ def MatmulToBlas : Pass<"pipecc-matmul-to-blas", "::mlir::ModuleOp"> {
               "Of those, sgemm calls whose B is a stage parameter">,
     Statistic<"numZeroFillsFolded", "zero-fills-folded",
               "Zero fills replaced by beta = 0">,
+    Statistic<"numEpilogues", "epilogues",
+              "Bias (and ReLU) loops folded into the product's last store">,
   ];
 }
 

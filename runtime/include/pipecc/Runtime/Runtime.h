@@ -41,9 +41,10 @@ extern "C" {
  * stage_workspace_bytes; 7: the step posts its messages with
  * pipecc_rt_isend / pipecc_rt_irecv and waits for them with
  * pipecc_rt_wait; 8: stage functions multiply by a parameter with
- * pipecc_rt_sgemm_weight);
+ * pipecc_rt_sgemm_weight; 9: a program gives its stage_workspace; 10: a
+ * matmul with a bias (and relu) after it calls pipecc_rt_sgemm_epilogue);
  * pipecc_rt_main refuses a program built for another version. */
-#define PIPECC_RT_ABI_VERSION 9
+#define PIPECC_RT_ABI_VERSION 10
 
 /*===----------------------------------------------------------------------===*
  * The program description the compiler emits for each rank
@@ -460,6 +461,23 @@ void pipecc_rt_sgemm_weight(int32_t trans_a, int32_t trans_b, int64_t m,
                             int64_t n, int64_t k, float alpha, const float *a,
                             int64_t lda, const float *b, int64_t ldb,
                             float beta, float *c, int64_t ldc);
+/* Flags of pipecc_rt_sgemm_epilogue. */
+enum {
+  PIPECC_RT_GEMM_RELU = 1,     /* then C = C > 0 or NaN ? C : 0 */
+  PIPECC_RT_GEMM_WEIGHT_B = 2, /* B is a parameter: pipecc_rt_sgemm_weight */
+};
+/* pipecc_rt_sgemm (pipecc_rt_sgemm_weight with PIPECC_RT_GEMM_WEIGHT_B),
+ * then C[i][j] += bias[j] (bias: N floats; NULL adds nothing) and with
+ * PIPECC_RT_GEMM_RELU the relu: a Linear's bias and ReLU in the product's
+ * last store instead of a pass reading C back (the packed engine), or in
+ * one pass after the BLAS's product; the same arithmetic, in the same
+ * order, as the separate loop. Counted in pipecc_rt_blas_stats, the
+ * epilogue included. */
+void pipecc_rt_sgemm_epilogue(int32_t trans_a, int32_t trans_b, int64_t m,
+                              int64_t n, int64_t k, float alpha,
+                              const float *a, int64_t lda, const float *b,
+                              int64_t ldb, float beta, float *c, int64_t ldc,
+                              const float *bias, int32_t flags);
 /* Parameters may have been written (the optimizer step, weights loaded):
  * every packed copy is stale. The driver calls it before every step. */
 void pipecc_rt_weights_changed(void);

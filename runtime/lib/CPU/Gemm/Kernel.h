@@ -25,11 +25,16 @@ namespace pipecc::rt::gemm {
 /// steps, for the top-left `rows` x `cols` of the MR x NR tile (C is never
 /// touched outside it; beta = 0 never reads C). While it runs it prefetches
 /// `prefetchLines` 64-byte lines from `prefetch` (the next panel the
-/// driver will read), spread over its steps.
+/// driver will read), spread over its steps. Then, when `bias` is not null,
+/// each row of the tile gets bias[0..cols) added, and with `relu` each
+/// value x becomes x > 0 or NaN ? x : 0 (PyTorch's and the CPU lowering's
+/// relu, -0.0 included): a Linear's epilogue, in the order the separate
+/// loop computed it.
 using MicroKernel = void (*)(int64_t kc, const float *a, const float *b,
                              float *c, int64_t ldc, float alpha, float beta,
                              int64_t rows, int64_t cols, const char *prefetch,
-                             int64_t prefetchLines);
+                             int64_t prefetchLines, const float *bias,
+                             bool relu);
 
 /// Packs op(B)'s k-block (`kc` rows from row p0 of op(B), all `n`
 /// columns) into its panels at `out` (B stored as in packB).

@@ -32,10 +32,12 @@ constexpr int64_t kKc = 512;
 constexpr int64_t kMc = 128;
 
 /// Stores the first 8 * NV columns of one row of the tile: c = alpha * x +
-/// beta * c (beta = 0: c is not read).
+/// beta * c (beta = 0: c is not read), then + bias (8 * NV values, when not
+/// null) and the relu select (Kernel.h's epilogue).
 template <int NV = 3>
 inline void storeRow(float *c, __m256 x0, __m256 x1, __m256 x2, __m256 alpha,
-                     float beta) {
+                     float beta, const float *bias = nullptr,
+                     bool relu = false) {
   __m256 x[3] = {x0, x1, x2};
   for (int v = 0; v < NV; ++v) {
     x[v] = _mm256_mul_ps(alpha, x[v]);
@@ -44,6 +46,13 @@ inline void storeRow(float *c, __m256 x0, __m256 x1, __m256 x2, __m256 alpha,
     else if (beta != 0.0f)
       x[v] = _mm256_add_ps(
           x[v], _mm256_mul_ps(_mm256_set1_ps(beta), _mm256_loadu_ps(c + 8 * v)));
+    if (bias)
+      x[v] = _mm256_add_ps(x[v], _mm256_loadu_ps(bias + 8 * v));
+    if (relu) {
+      // x > 0 or unordered (NaN stays NaN); 0 otherwise (-0.0 becomes +0.0).
+      __m256 zero = _mm256_setzero_ps();
+      x[v] = _mm256_blendv_ps(zero, x[v], _mm256_cmp_ps(x[v], zero, _CMP_NLE_UQ));
+    }
     _mm256_storeu_ps(c + 8 * v, x[v]);
   }
 }
@@ -57,7 +66,7 @@ template <int NV>
 void microKernelColumns(int64_t kc, const float *a, const float *b, float *c,
                         int64_t ldc, float alpha, float beta, int64_t rows,
                         int64_t cols, const char *prefetch,
-                        int64_t prefetchLines) {
+                        int64_t prefetchLines, const float *bias, bool relu) {
   // C's tile is read (beta != 0) and written only after the kc steps:
   // fetching its lines now hides their miss behind the FMAs (an
   // accumulator of a weight gradient is cold, and its K is short).
@@ -131,22 +140,26 @@ void microKernelColumns(int64_t kc, const float *a, const float *b, float *c,
 
   __m256 va = _mm256_set1_ps(alpha);
   if (rows == kMr && cols == 8 * NV) {
-    storeRow<NV>(c, c00, c01, c02, va, beta);
-    storeRow<NV>(c + ldc, c10, c11, c12, va, beta);
-    storeRow<NV>(c + 2 * ldc, c20, c21, c22, va, beta);
-    storeRow<NV>(c + 3 * ldc, c30, c31, c32, va, beta);
+    storeRow<NV>(c, c00, c01, c02, va, beta, bias, relu);
+    storeRow<NV>(c + ldc, c10, c11, c12, va, beta, bias, relu);
+    storeRow<NV>(c + 2 * ldc, c20, c21, c22, va, beta, bias, relu);
+    storeRow<NV>(c + 3 * ldc, c30, c31, c32, va, beta, bias, relu);
     return;
   }
   // A partial tile: the same arithmetic on a copy, then only its valid
-  // part goes back to C.
+  // part goes back to C (and only `cols` values of the bias are read).
   alignas(32) float tile[kMr * kNr] = {};
+  alignas(32) float tileBias[kNr] = {};
+  if (bias)
+    std::copy(bias, bias + cols, tileBias);
+  const float *biasRow = bias ? tileBias : nullptr;
   if (beta != 0.0f)
     for (int64_t i = 0; i < rows; ++i)
       std::copy(c + i * ldc, c + i * ldc + cols, tile + i * kNr);
-  storeRow(tile, c00, c01, c02, va, beta);
-  storeRow(tile + kNr, c10, c11, c12, va, beta);
-  storeRow(tile + 2 * kNr, c20, c21, c22, va, beta);
-  storeRow(tile + 3 * kNr, c30, c31, c32, va, beta);
+  storeRow(tile, c00, c01, c02, va, beta, biasRow, relu);
+  storeRow(tile + kNr, c10, c11, c12, va, beta, biasRow, relu);
+  storeRow(tile + 2 * kNr, c20, c21, c22, va, beta, biasRow, relu);
+  storeRow(tile + 3 * kNr, c30, c31, c32, va, beta, biasRow, relu);
   for (int64_t i = 0; i < rows; ++i)
     std::copy(tile + i * kNr, tile + i * kNr + cols, c + i * ldc);
 }
@@ -154,16 +167,16 @@ void microKernelColumns(int64_t kc, const float *a, const float *b, float *c,
 void microKernel4x24(int64_t kc, const float *a, const float *b, float *c,
                      int64_t ldc, float alpha, float beta, int64_t rows,
                      int64_t cols, const char *prefetch,
-                     int64_t prefetchLines) {
+                     int64_t prefetchLines, const float *bias, bool relu) {
   if (cols > 16)
     microKernelColumns<3>(kc, a, b, c, ldc, alpha, beta, rows, cols,
-                          prefetch, prefetchLines);
+                          prefetch, prefetchLines, bias, relu);
   else if (cols > 8)
     microKernelColumns<2>(kc, a, b, c, ldc, alpha, beta, rows, cols,
-                          prefetch, prefetchLines);
+                          prefetch, prefetchLines, bias, relu);
   else
     microKernelColumns<1>(kc, a, b, c, ldc, alpha, beta, rows, cols,
-                          prefetch, prefetchLines);
+                          prefetch, prefetchLines, bias, relu);
 }
 
 /// Transposes the 8 x 8 block of rows r[0..7] in place (r[i][j] becomes

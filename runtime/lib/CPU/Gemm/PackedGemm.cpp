@@ -22,6 +22,7 @@
 #include "pipecc/Runtime/Error.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -169,7 +170,7 @@ void packB(const Kernel &kernel, bool transB, int64_t k, int64_t n,
 /// 56 this way (OpenBLAS: 53).
 void gemmShallow(const Kernel &kernel, bool transA, int64_t m, float alpha,
                  const float *a, int64_t lda, const PackedMatrix &b,
-                 float beta, float *c, int64_t ldc) {
+                 float beta, float *c, int64_t ldc, const Epilogue &epilogue) {
   int64_t k = b.k, n = b.n, mr = kernel.mr, nr = kernel.nr;
   const float *packedB = b.storage->values.data();
   int64_t rowsPerBlock = ceilDiv(ceilDiv(m, ceilDiv(m, kernel.mc)), mr) * mr;
@@ -184,7 +185,9 @@ void gemmShallow(const Kernel &kernel, bool transA, int64_t m, float alpha,
       for (int64_t j0 = 0; j0 < n; j0 += nr, panel += k * nr) {
         kernel.microKernel(k, aBlock + t * k * mr, panel, cRows + j0, ldc,
                            alpha, beta, tileRows, std::min(nr, n - j0),
-                           nullptr, 0);
+                           nullptr, 0,
+                           epilogue.bias ? epilogue.bias + j0 : nullptr,
+                           epilogue.relu);
       }
     }
   }
@@ -192,7 +195,7 @@ void gemmShallow(const Kernel &kernel, bool transA, int64_t m, float alpha,
 
 void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
                  const float *a, int64_t lda, const PackedMatrix &b,
-                 float beta, float *c, int64_t ldc) {
+                 float beta, float *c, int64_t ldc, const Epilogue &epilogue) {
   int64_t k = b.k, n = b.n;
   if (m < 0)
     fail("packed sgemm: negative dimension (M=", m, ")");
@@ -211,6 +214,7 @@ void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j)
         c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+    applyEpilogue(m, n, c, ldc, epilogue);
     return;
   }
 
@@ -219,7 +223,8 @@ void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
   int64_t depth = b.storage->depth;
   const float *packedB = b.storage->values.data();
   if (depth == k && runsShallow(kernel, m, n, k))
-    return gemmShallow(kernel, transA, m, alpha, a, lda, b, beta, c, ldc);
+    return gemmShallow(kernel, transA, m, alpha, a, lda, b, beta, c, ldc,
+                       epilogue);
   // Rows per A block: balanced like the k-blocks, whole micro-panels.
   int64_t rowsPerBlock = ceilDiv(ceilDiv(m, ceilDiv(m, kernel.mc)), mr) * mr;
   float *aBlock = packedA.reserve(rowsPerBlock * depth);
@@ -231,8 +236,12 @@ void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
     for (int64_t p0 = 0; p0 < k; p0 += depth) {
       int64_t kc = std::min(depth, k - p0);
       kernel.packA(transA, a, lda, i0, rows, p0, kc, aBlock);
-      // The first k-block applies beta, the later ones add to C.
+      // The first k-block applies beta, the later ones add to C; the last
+      // one stores the epilogue.
       float blockBeta = p0 == 0 ? beta : 1.0f;
+      bool lastBlock = p0 + kc == k;
+      const float *blockBias = lastBlock ? epilogue.bias : nullptr;
+      bool blockRelu = lastBlock && epilogue.relu;
       const float *panel = packedB + p0 * paddedN;
       for (int64_t j0 = 0; j0 < n; j0 += nr, panel += kc * nr) {
         // The next panel this call reads (its depth): the following one in
@@ -256,7 +265,8 @@ void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
                              c + (i0 + t * mr) * ldc + j0, ldc, alpha,
                              blockBeta, std::min(mr, rows - t * mr), cols,
                              reinterpret_cast<const char *>(next) + 64 * first,
-                             count);
+                             count, blockBias ? blockBias + j0 : nullptr,
+                             blockRelu);
         }
       }
     }
@@ -317,7 +327,7 @@ void gemmSmall(const Kernel &kernel, bool transA, bool transB, int64_t m,
           first, std::min(lines, first + linesPerCall) - first);
       kernel.microKernel(k, aBlock + t * k * mr, panel, c + t * mr * ldc + j0,
                          ldc, alpha, beta, std::min(mr, m - t * mr),
-                         std::min(nr, n - j0), from, count);
+                         std::min(nr, n - j0), from, count, nullptr, false);
     }
   }
 }
@@ -356,11 +366,29 @@ void gemmBatched(const Kernel &kernel, bool transA, bool transB, int64_t m,
 
 void gemm(const Kernel &kernel, bool transA, bool transB, int64_t m,
           int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
-          const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+          const float *b, int64_t ldb, float beta, float *c, int64_t ldc,
+          const Epilogue &epilogue) {
   // One per thread, reused: its storage grows to the largest B seen.
   thread_local PackedMatrix scratch;
   packB(kernel, transB, k, n, b, ldb, scratch);
-  gemmPackedB(kernel, transA, m, alpha, a, lda, scratch, beta, c, ldc);
+  gemmPackedB(kernel, transA, m, alpha, a, lda, scratch, beta, c, ldc,
+              epilogue);
+}
+
+void applyEpilogue(int64_t m, int64_t n, float *c, int64_t ldc,
+                   const Epilogue &epilogue) {
+  if (epilogue.empty())
+    return;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float x = c[i * ldc + j];
+      if (epilogue.bias)
+        x = x + epilogue.bias[j];
+      // As the CPU lowering's relu: x > 0 or NaN keeps x, else +0.0.
+      if (epilogue.relu && !(x > 0.0f) && !std::isnan(x))
+        x = 0.0f;
+      c[i * ldc + j] = x;
+    }
 }
 
 } // namespace pipecc::rt::gemm

@@ -21,6 +21,15 @@ namespace pipecc::rt::gemm {
 
 struct Kernel;
 
+/// What the last store of a product adds to C (PackedGemm's callers: a
+/// Linear's bias and a ReLU after it, instead of a pass over C): C[i][j] +=
+/// bias[j] where bias is not null, then, with relu, C = C > 0 or NaN ? C : 0.
+struct Epilogue {
+  const float *bias = nullptr;
+  bool relu = false;
+  bool empty() const { return !bias && !relu; }
+};
+
 /// op(B), K x N, in the panel layout of one kernel (zero-padded to whole
 /// panels). Owns its storage (64-byte aligned).
 class PackedMatrix {
@@ -40,14 +49,14 @@ private:
                     int64_t, PackedMatrix &);
   friend void gemmPackedB(const Kernel &, bool, int64_t, float, const float *,
                           int64_t, const PackedMatrix &, float, float *,
-                          int64_t);
+                          int64_t, const Epilogue &);
   friend void gemmSmall(const Kernel &, bool, bool, int64_t, int64_t, int64_t,
                         float, const float *, int64_t, const float *, int64_t,
                         float, float *, int64_t, PackedMatrix &,
                         const struct PrefetchRanges &);
   friend void gemmShallow(const Kernel &, bool, int64_t, float, const float *,
                           int64_t, const PackedMatrix &, float, float *,
-                          int64_t);
+                          int64_t, const Epilogue &);
   int64_t k = 0, n = 0;
   const Kernel *packedFor = nullptr;
   struct Storage;
@@ -74,7 +83,8 @@ void packB(const Kernel &kernel, bool transB, int64_t k, int64_t n,
 /// sgemm). Single-threaded; sums in a fixed order (deterministic).
 void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
                  const float *a, int64_t lda, const PackedMatrix &b,
-                 float beta, float *c, int64_t ldc);
+                 float beta, float *c, int64_t ldc,
+                 const Epilogue &epilogue = {});
 
 /// Whether an M x N x K product runs the shallow loop order (one k-block,
 /// packed B within L2, C walked along its rows). Where it does, gemm()
@@ -88,7 +98,13 @@ bool runsShallow(const Kernel &kernel, int64_t m, int64_t n, int64_t k);
 /// for products whose B is not reused (a weight gradient dY^T * X).
 void gemm(const Kernel &kernel, bool transA, bool transB, int64_t m,
           int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
-          const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+          const float *b, int64_t ldb, float beta, float *c, int64_t ldc,
+          const Epilogue &epilogue = {});
+
+/// The epilogue on its own, over an M x N C with row stride ldc: what the
+/// runtime applies after a BLAS product.
+void applyEpilogue(int64_t m, int64_t n, float *c, int64_t ldc,
+                   const Epilogue &epilogue);
 
 /// Whether gemmBatched runs a batch of M x N x K products: small ones, one
 /// k-block whose packed B fits in L2 (attention's per-head products).
