@@ -143,8 +143,9 @@ std::vector<float> tensor(const SafetensorsFile &file,
   return values;
 }
 
-TEST(DeviceStaging, ARankTrainsOnADeviceTheHostCannotTouch) {
-  TempDir dir;
+/// Runs the one-rank program on the protected device from weights {1, 2, 3}
+/// in `dir` with `options` after the weights; returns runRank's status.
+int runOnProtectedDevice(TempDir &dir, std::vector<std::string> options) {
   const float initial[3] = {1, 2, 3};
   SafetensorsWriter weights;
   weights.add("w", DType::F32, {3}, initial);
@@ -152,18 +153,23 @@ TEST(DeviceStaging, ARankTrainsOnADeviceTheHostCannotTouch) {
 
   pipecc_rt_rank_program program{PIPECC_RT_ABI_VERSION, 0, 1, 2, 0, 0.5f,
                                  0.0f, 0, 4, kBuffers, step, 0, "cpu"};
-  std::vector<std::string> args = {
-      "rank0", "--synthetic", "--quiet", "--weights",
-      dir.file("w.safetensors"), "--save", dir.file("saved.safetensors"),
-      "--dump-grads", dir.file("grads.safetensors")};
+  std::vector<std::string> args = {"rank0", "--synthetic", "--quiet",
+                                   "--weights", dir.file("w.safetensors")};
+  args.insert(args.end(), options.begin(), options.end());
   std::vector<char *> argv;
   for (std::string &arg : args)
     argv.push_back(arg.data());
   RankSetup setup;
   setup.createTransport = oneRank;
   setup.createDevice = protectedDevice;
-  EXPECT_EQ(runRank(static_cast<int>(argv.size()), argv.data(), &program,
-                    setup),
+  return runRank(static_cast<int>(argv.size()), argv.data(), &program, setup);
+}
+
+TEST(DeviceStaging, ARankTrainsOnADeviceTheHostCannotTouch) {
+  TempDir dir;
+  EXPECT_EQ(runOnProtectedDevice(dir, {"--save", dir.file("saved.safetensors"),
+                                       "--dump-grads",
+                                       dir.file("grads.safetensors")}),
             0);
   EXPECT_EQ(stepProblem, "");
 
@@ -180,24 +186,8 @@ TEST(DeviceStaging, ARankTrainsOnADeviceTheHostCannotTouch) {
 // gradient is again (g0 + g1) / M, not twice it.
 TEST(DeviceStaging, TheOptimizerClearsGradientsForTheNextStep) {
   TempDir dir;
-  const float initial[3] = {1, 2, 3};
-  SafetensorsWriter weights;
-  weights.add("w", DType::F32, {3}, initial);
-  weights.writeFile(dir.file("w.safetensors"));
-
-  pipecc_rt_rank_program program{PIPECC_RT_ABI_VERSION, 0, 1, 2, 0, 0.5f,
-                                 0.0f, 0, 4, kBuffers, step, 0, "cpu"};
-  std::vector<std::string> args = {
-      "rank0", "--synthetic", "--quiet", "--steps", "2", "--weights",
-      dir.file("w.safetensors"), "--save", dir.file("saved.safetensors")};
-  std::vector<char *> argv;
-  for (std::string &arg : args)
-    argv.push_back(arg.data());
-  RankSetup setup;
-  setup.createTransport = oneRank;
-  setup.createDevice = protectedDevice;
-  EXPECT_EQ(runRank(static_cast<int>(argv.size()), argv.data(), &program,
-                    setup),
+  EXPECT_EQ(runOnProtectedDevice(
+                dir, {"--steps", "2", "--save", dir.file("saved.safetensors")}),
             0);
   SafetensorsFile saved = SafetensorsFile::load(dir.file("saved.safetensors"));
   EXPECT_EQ(tensor(saved, "w"), (std::vector<float>{-0.5f, 2.0f, 4.0f}));
