@@ -14,8 +14,10 @@
 // 32, 64 and 256 rows; engine: gemm(), B packed per call), then the time of
 // packB for one weight (done once per weight and step).
 //
-// Usage: pipecc-gemm-bench [--repeats R] [--calls C] [--kc D] [--mc R]
-//            [--weights W] [--n N] [--k K] [M ...]   (default M: 32 64 256)
+// Usage: pipecc-gemm-bench [--repeats R] [--calls C] [--kernel NAME]
+//            [--kc D] [--mc R] [--weights W] [--n N] [--k K] [M ...]   (default M: 32 64 256)
+//   --kernel NAME  a kernel of this CPU by the start of its name ("avx2",
+//                "avx512"; default: selectPackedGemmKernel()'s)
 //   --kc, --mc   the kernel's blocking, overridden for tuning
 //   --weights W  distinct weights rotated (default: 16, or more to pass
 //                64 MiB; 1 times hot operands)
@@ -54,7 +56,7 @@ double median(std::vector<double> values) {
 [[noreturn]] void usage(const char *message) {
   std::fprintf(stderr,
                "pipecc-gemm-bench: %s\nusage: pipecc-gemm-bench [--repeats "
-               "R] [--calls C] [--kc D] [--mc R] [--weights W] [--n N] [--k K] [M ...]\n",
+               "R] [--calls C] [--kernel NAME] [--kc D] [--mc R] [--weights W] [--n N] [--k K] [M ...]\n",
                message);
   std::exit(2);
 }
@@ -72,6 +74,7 @@ int main(int argc, char **argv) {
   int64_t repeats = 5, calls = 32, n = 1024, k = 1024, kc = 0, mc = 0,
           weightsWanted = 0;
   std::vector<int64_t> ms;
+  std::string kernelWanted;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&]() -> int64_t {
@@ -89,7 +92,11 @@ int main(int argc, char **argv) {
       mc = value();
     else if (arg == "--weights")
       weightsWanted = value();
-    else if (arg == "--n")
+    else if (arg == "--kernel") {
+      if (i + 1 >= argc)
+        usage("--kernel needs a value");
+      kernelWanted = argv[++i];
+    } else if (arg == "--n")
       n = value();
     else if (arg == "--k")
       k = value();
@@ -101,6 +108,19 @@ int main(int argc, char **argv) {
   if (ms.empty())
     ms = {32, 64, 256};
   const Kernel *selected = selectPackedGemmKernel();
+  if (!kernelWanted.empty()) {
+    selected = nullptr;
+    std::string names;
+    for (const Kernel *candidate : runnableKernels()) {
+      std::string name = kernelName(*candidate);
+      names += (names.empty() ? "" : ", ") + name;
+      if (name.compare(0, kernelWanted.size(), kernelWanted) == 0)
+        selected = candidate;
+    }
+    if (!selected)
+      usage(("no kernel of this CPU is named " + kernelWanted + "... (" +
+             (names.empty() ? "none" : names) + ")").c_str());
+  }
   if (!selected) {
     std::printf("pipecc-gemm-bench: no packed-GEMM kernel for this CPU\n");
     return 0;
@@ -111,6 +131,9 @@ int main(int argc, char **argv) {
   if (mc)
     kernel.mc = (mc + kernel.mr - 1) / kernel.mr * kernel.mr;
   pipecc_rt_blas_set_threads(1);
+  // The BLAS column is the BLAS: the runtime's sgemm without the engine
+  // (which it would otherwise use where its kernel is wider).
+  pipecc_rt_blas_set_packed_weights(0);
 
   const int64_t poolBytes = int64_t(64) << 20;
   int64_t weightBytes = n * k * int64_t(sizeof(float));

@@ -12,6 +12,7 @@
 #include "pipecc/Runtime/Runtime.h"
 
 #include <cblas.h>
+#include <cctype>
 #include <climits>
 #include <cstring>
 #include <ctime>
@@ -61,6 +62,36 @@ bool packedWeightsWanted = true;
 const gemm::Kernel *packedWeightKernel() {
   static const gemm::Kernel *kernel = gemm::selectPackedGemmKernel();
   return packedWeightsWanted ? kernel : nullptr;
+}
+
+/// Whether the BLAS's CPUID dispatch picked AVX-512 kernels (OpenBLAS's
+/// SkylakeX, Cooperlake and SapphireRapids targets).
+bool blasRunsAvx512() {
+  static const bool avx512 = [] {
+    std::string core = BLAS(openblas_get_corename)();
+    for (char &c : core)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return core == "skylakex" || core == "cooperlake" ||
+           core == "sapphirerapids";
+  }();
+  return avx512;
+}
+
+/// Whether the engine's kernel is wider than the BLAS's: OpenBLAS 0.3.34
+/// gives AMD Zen 5 (family 0x1A, AVX-512) its Haswell kernels, half the
+/// AVX-512 kernel's rate (docs/design.md, "The AVX-512 kernel"). Then the
+/// engine runs every product.
+bool engineIsWider(const gemm::Kernel &kernel) {
+  return gemm::vectorBits(kernel) > 256 && !blasRunsAvx512();
+}
+
+/// Whether a product whose B is not a weight runs in the engine (B packed
+/// in the call): the shallow products it runs faster than a BLAS, and
+/// every product where its kernel is wider.
+bool engineRunsProduct(const gemm::Kernel &kernel, int64_t m, int64_t n,
+                       int64_t k) {
+  return gemm::runsShallow(kernel, m, n, k) ||
+         (k > 0 && engineIsWider(kernel));
 }
 
 double monotonicSeconds() {
@@ -145,7 +176,10 @@ std::string describeBlasAndWeights() {
   std::string text = describeBlas();
   if (const gemm::Kernel *kernel = packedWeightKernel())
     return text + "; weights packed once per step (" +
-           gemm::kernelName(*kernel) + ")";
+           gemm::kernelName(*kernel) + ")" +
+           (engineIsWider(*kernel)
+                ? ", the other products too (the BLAS's kernels are narrower)"
+                : "");
   if (!gemm::selectPackedGemmKernel())
     return text + "; weights packed per call (no packed-weight kernel for "
                   "this CPU)";
@@ -162,7 +196,7 @@ void pipecc_rt_sgemm(int32_t trans_a, int32_t trans_b, int64_t m, int64_t n,
   guardCall([&] {
     checkGemmArguments(trans_a, trans_b, m, n, k, lda, ldb, ldc);
     const gemm::Kernel *kernel = packedWeightKernel();
-    if (kernel && gemm::runsShallow(*kernel, m, n, k))
+    if (kernel && engineRunsProduct(*kernel, m, n, k))
       engineGemm(*kernel, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
                  beta, c, ldc);
     else
@@ -200,7 +234,7 @@ void pipecc_rt_sgemm_epilogue(int32_t trans_a, int32_t trans_b, int64_t m,
     if (kernel && (flags & PIPECC_RT_GEMM_WEIGHT_B) && k > 0) {
       gemmWeight(*kernel, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
                  beta, c, ldc, epilogue);
-    } else if (kernel && gemm::runsShallow(*kernel, m, n, k)) {
+    } else if (kernel && engineRunsProduct(*kernel, m, n, k)) {
       engineGemm(*kernel, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
                  beta, c, ldc, epilogue);
     } else {
@@ -260,9 +294,16 @@ void pipecc_rt_sgemm_batched(int32_t trans_a, int32_t trans_b, int64_t m,
           batch);
       return;
     }
-    for (int64_t i = 0; i < batch; ++i)
-      blasGemm(trans_a, trans_b, m, n, k, alpha, a + i * stride_a, lda,
-           b + i * stride_b, ldb, beta, c + i * stride_c, ldc);
+    bool engine = kernel && engineRunsProduct(*kernel, m, n, k);
+    for (int64_t i = 0; i < batch; ++i) {
+      if (engine)
+        engineGemm(*kernel, trans_a, trans_b, m, n, k, alpha,
+                   a + i * stride_a, lda, b + i * stride_b, ldb, beta,
+                   c + i * stride_c, ldc);
+      else
+        blasGemm(trans_a, trans_b, m, n, k, alpha, a + i * stride_a, lda,
+                 b + i * stride_b, ldb, beta, c + i * stride_c, ldc);
+    }
   });
 }
 

@@ -6,21 +6,25 @@
 // the rows, and a PackedMatrix repacked with other shapes. Each case runs
 // with the CPU's kernel as built, and with a copy of it blocked small (kc =
 // 7, mc = 8) so that small shapes cross several k-blocks and A blocks.
-// Skipped where the CPU has no packed-GEMM kernel (no AVX2+FMA, or
-// AVX-512: selectPackedGemmKernel()'s policy).
+// They run for every kernel this CPU can run (runnableKernels(): on an
+// AVX-512 CPU the AVX-512 and the AVX2 kernel), none where it has no
+// AVX2+FMA.
 //
 //===----------------------------------------------------------------------===//
 #include "GemmReference.h"
 #include "CPU/Gemm/Kernel.h"
 #include "CPU/Gemm/PackedGemm.h"
+#include "pipecc/Runtime/CpuFeatures.h"
 #include "pipecc/Runtime/Error.h"
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -30,6 +34,9 @@ using namespace pipecc::rt::gemm;
 namespace {
 
 using Case = pipecc::test::GemmCase;
+
+/// The cases below run once per kernel of runnableKernels().
+class PackedGemmKernel : public ::testing::TestWithParam<const Kernel *> {};
 
 /// Largest |gemmPackedB - naive| over C (GemmReference.h). `packed` is
 /// (re)packed here.
@@ -66,10 +73,8 @@ const Shape kShapes[] = {{1, 1, 1},     {3, 5, 17},    {5, 31, 3},
                          {32, 257, 1},  {1, 100, 257}, {5, 49, 1100},
                          {33, 25, 2100}};
 
-TEST(PackedGemm, MatchesNaiveLoopForEveryTransposeBetaAndShape) {
-  const Kernel *selected = selectPackedGemmKernel();
-  if (!selected)
-    GTEST_SKIP() << "no packed-GEMM kernel for this CPU";
+TEST_P(PackedGemmKernel, MatchesNaiveLoopForEveryTransposeBetaAndShape) {
+  const Kernel *selected = GetParam();
   std::mt19937 random(11);
   int checked = 0;
   for (const Kernel &kernel : kernelsUnderTest(*selected)) {
@@ -90,10 +95,8 @@ TEST(PackedGemm, MatchesNaiveLoopForEveryTransposeBetaAndShape) {
   EXPECT_EQ(checked, 2 * 8 * std::size(kShapes));
 }
 
-TEST(PackedGemm, AlphaAndBetaScaleLikeSgemm) {
-  const Kernel *selected = selectPackedGemmKernel();
-  if (!selected)
-    GTEST_SKIP() << "no packed-GEMM kernel for this CPU";
+TEST_P(PackedGemmKernel, AlphaAndBetaScaleLikeSgemm) {
+  const Kernel *selected = GetParam();
   std::mt19937 random(12);
   for (const Kernel &kernel : kernelsUnderTest(*selected)) {
     PackedMatrix packed;
@@ -111,10 +114,8 @@ TEST(PackedGemm, AlphaAndBetaScaleLikeSgemm) {
   }
 }
 
-TEST(PackedGemm, BetaZeroNeverReadsC) {
-  const Kernel *selected = selectPackedGemmKernel();
-  if (!selected)
-    GTEST_SKIP() << "no packed-GEMM kernel for this CPU";
+TEST_P(PackedGemmKernel, BetaZeroNeverReadsC) {
+  const Kernel *selected = GetParam();
   std::mt19937 random(13);
   for (const Kernel &kernel : kernelsUnderTest(*selected)) {
     PackedMatrix packed;
@@ -128,10 +129,8 @@ TEST(PackedGemm, BetaZeroNeverReadsC) {
   }
 }
 
-TEST(PackedGemm, RepackingReusesStorageAndIsDeterministic) {
-  const Kernel *selected = selectPackedGemmKernel();
-  if (!selected)
-    GTEST_SKIP() << "no packed-GEMM kernel for this CPU";
+TEST_P(PackedGemmKernel, RepackingReusesStorageAndIsDeterministic) {
+  const Kernel *selected = GetParam();
   const Kernel &kernel = *selected;
   std::mt19937 random(14);
   PackedMatrix packed;
@@ -176,10 +175,8 @@ TEST(PackedGemm, RepackingReusesStorageAndIsDeterministic) {
   EXPECT_EQ(std::memcmp(c1.data(), c2.data(), c1.size() * sizeof(float)), 0);
 }
 
-TEST(PackedGemm, MisuseIsAnErrorNotAWrongResult) {
-  const Kernel *selected = selectPackedGemmKernel();
-  if (!selected)
-    GTEST_SKIP() << "no packed-GEMM kernel for this CPU";
+TEST_P(PackedGemmKernel, MisuseIsAnErrorNotAWrongResult) {
+  const Kernel *selected = GetParam();
   std::vector<float> a(64, 1.0f), b(64, 1.0f), c(64, 0.0f);
   PackedMatrix packed;
   Kernel other = *selected;
@@ -202,10 +199,8 @@ TEST(PackedGemm, MisuseIsAnErrorNotAWrongResult) {
 // bit-identical to packB + gemmPackedB, for the weight gradient's shape
 // (dY^T * X: A transposed, K the micro-batch's rows, beta = 1; the shallow
 // loop order) and a deep one.
-TEST(PackedGemm, PerCallPackingEqualsPackedOnce) {
-  const Kernel *kernel = selectPackedGemmKernel();
-  if (!kernel)
-    GTEST_SKIP() << "no packed-GEMM kernel for this CPU";
+TEST_P(PackedGemmKernel, PerCallPackingEqualsPackedOnce) {
+  const Kernel *kernel = GetParam();
   std::mt19937 random(7);
   std::uniform_real_distribution<float> uniform(-1, 1);
   for (auto [transA, m, n, k] :
@@ -231,10 +226,8 @@ TEST(PackedGemm, PerCallPackingEqualsPackedOnce) {
 // gemmBatched (small products, the next one's operands prefetched): one
 // product held to the naive loop for every transpose, beta and edge tile,
 // and a batch with padded strides bit-identical to gemm() per product.
-TEST(PackedGemm, BatchedSmallProductsMatchNaiveLoopAndPerProductGemm) {
-  const Kernel *kernel = selectPackedGemmKernel();
-  if (!kernel)
-    GTEST_SKIP() << "no packed-GEMM kernel for this CPU";
+TEST_P(PackedGemmKernel, BatchedSmallProductsMatchNaiveLoopAndPerProductGemm) {
+  const Kernel *kernel = GetParam();
   std::mt19937 random(17);
   for (bool transA : {false, true})
     for (bool transB : {false, true})
@@ -291,10 +284,8 @@ TEST(PackedGemm, BatchedSmallProductsMatchNaiveLoopAndPerProductGemm) {
 // followed by applyEpilogue (the separate loop's arithmetic), over partial
 // tiles, several k-blocks (the small-blocked kernel), beta 0 and 1, and
 // values that are NaN, -0.0 or negative before the relu.
-TEST(PackedGemm, EpilogueInTheLastStoreEqualsAPassAfterwards) {
-  const Kernel *selected = selectPackedGemmKernel();
-  if (!selected)
-    GTEST_SKIP() << "no packed-GEMM kernel for this CPU";
+TEST_P(PackedGemmKernel, EpilogueInTheLastStoreEqualsAPassAfterwards) {
+  const Kernel *selected = GetParam();
   std::mt19937 random(23);
   std::uniform_real_distribution<float> uniform(-1, 1);
   for (const Kernel &kernel : kernelsUnderTest(*selected))
@@ -348,9 +339,30 @@ TEST(PackedGemm, EpilogueInTheLastStoreEqualsAPassAfterwards) {
 TEST(PackedGemm, KernelChoiceFollowsThePolicy) {
   const Kernel *selected = selectPackedGemmKernel();
   EXPECT_EQ(selected, selectPackedGemmKernel()); // decided once
-  if (selected) {
-    EXPECT_STREQ(kernelName(*selected), "avx2-fma 4x24");
+  std::vector<const Kernel *> kernels = runnableKernels();
+  if (kernels.empty()) {
+    EXPECT_EQ(selected, nullptr);
+    return;
   }
+  // The widest FMA this CPU has: AVX-512 where it has AVX-512F.
+  EXPECT_EQ(selected, kernels.front());
+  EXPECT_STREQ(kernelName(*selected),
+               pipecc::rt::missingCpuFeatures("avx512f").empty()
+                   ? "avx512 8x48"
+                   : "avx2-fma 4x24");
 }
+
+// Every kernel this CPU can run (the AVX-512 kernel and the AVX2 one on an
+// AVX-512 CPU), not only the chosen one: none may be wrong where it runs.
+INSTANTIATE_TEST_SUITE_P(
+    RunnableKernels, PackedGemmKernel, ::testing::ValuesIn(runnableKernels()),
+    [](const ::testing::TestParamInfo<const Kernel *> &info) {
+      std::string name = kernelName(*info.param);
+      for (char &c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c)))
+          c = '_';
+      return name;
+    });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(PackedGemmKernel);
 
 } // namespace

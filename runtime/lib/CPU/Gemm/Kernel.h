@@ -18,6 +18,7 @@
 #define PIPECC_RUNTIME_CPU_GEMM_KERNEL_H
 
 #include <cstdint>
+#include <vector>
 
 namespace pipecc::rt::gemm {
 
@@ -49,6 +50,8 @@ using PackABlock = void (*)(bool transA, const float *a, int64_t lda,
 
 struct Kernel {
   const char *name;
+  /// Width of its vectors (256: AVX2, 512: AVX-512).
+  int64_t vectorBits;
   int64_t mr, nr;
   /// Depth of a k-block (packed B's layout: fixed when B is packed).
   int64_t kc;
@@ -64,7 +67,15 @@ struct Kernel {
 /// The AVX2+FMA kernel (KernelAvx2.cpp, compiled for AVX2): call its
 /// micro-kernel only on a CPU that has both.
 const Kernel &avx2FmaKernel();
+/// The AVX-512 kernel (KernelAvx512.cpp, compiled for AVX-512F, AVX2 and
+/// FMA): call it only on a CPU (and OS) with all three.
+const Kernel &avx512Kernel();
 #endif
+
+/// Every kernel of this build that this CPU can run, best first (the first
+/// is what selectPackedGemmKernel() returns): for the tests, which check
+/// each, and the benchmark.
+std::vector<const Kernel *> runnableKernels();
 
 } // namespace pipecc::rt::gemm
 

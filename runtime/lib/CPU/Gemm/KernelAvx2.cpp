@@ -8,13 +8,14 @@
 // and 1 broadcast of A, of the 16 ymm registers. Per step it loads 24
 // floats of B and 4 of A for 12 FMAs; the B panel (kc x 24) is the stream,
 // read from memory once per A block and then from L2 by every row tile.
-// The packers (op(B) per k-block, op(A) per block) write the layouts of
-// Kernel.h with 8 x 8 and 4 x 8 transposes where the source is transposed.
+// Its packers are Packers.h's for 4-row micro-panels and 24-column panels.
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
 
 #if defined(__x86_64__)
+#include "Packers.h"
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -179,133 +180,12 @@ void microKernel4x24(int64_t kc, const float *a, const float *b, float *c,
                           prefetch, prefetchLines, bias, relu);
 }
 
-/// Transposes the 8 x 8 block of rows r[0..7] in place (r[i][j] becomes
-/// r[j][i]).
-inline void transpose8x8(__m256 r[8]) {
-  __m256 t[8], s[8];
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 8; i += 4) {
-    s[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
-    s[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
-    s[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-    s[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
-  }
-  for (int i = 0; i < 4; ++i) {
-    r[i] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x20);
-    r[i + 4] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x31);
-  }
-}
-
-/// The mask of _mm256_maskload_ps for the first `count` (0..8) lanes.
-inline __m256i firstLanes(int64_t count) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(count)),
-                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
-void packBBlock(bool transB, int64_t kc, int64_t n, const float *b,
-                int64_t ldb, int64_t p0, float *out) {
-  if (!transB) {
-    // B is K x N: row p of the block is a row of B, cut into the panels'
-    // rows. Reading B row by row keeps its reads sequential.
-    int64_t full = n / kNr;
-    int64_t rest = n - full * kNr;
-    __m256i mask[3];
-    for (int i = 0; i < 3; ++i)
-      mask[i] = firstLanes(std::clamp<int64_t>(rest - 8 * i, 0, 8));
-    for (int64_t p = 0; p < kc; ++p) {
-      const float *src = b + (p0 + p) * ldb;
-      float *dst = out + p * kNr;
-      for (int64_t j = 0; j < full; ++j, src += kNr, dst += kc * kNr) {
-        _mm256_storeu_ps(dst, _mm256_loadu_ps(src));
-        _mm256_storeu_ps(dst + 8, _mm256_loadu_ps(src + 8));
-        _mm256_storeu_ps(dst + 16, _mm256_loadu_ps(src + 16));
-      }
-      if (rest)
-        for (int i = 0; i < 3; ++i)
-          _mm256_storeu_ps(dst + 8 * i, _mm256_maskload_ps(src + 8 * i,
-                                                           mask[i]));
-    }
-    return;
-  }
-  // B is N x K: a panel's 24 columns are 24 rows of B, transposed 8 x 8.
-  for (int64_t j0 = 0; j0 < n; j0 += kNr, out += kc * kNr) {
-    int64_t valid = std::min(kNr, n - j0);
-    const float *rows[kNr];
-    for (int64_t j = 0; j < kNr; ++j)
-      rows[j] = j < valid ? b + (j0 + j) * ldb + p0 : nullptr;
-    int64_t p = 0;
-    for (; p + 8 <= kc; p += 8) {
-      for (int g = 0; g < 3; ++g) {
-        __m256 r[8];
-        for (int i = 0; i < 8; ++i)
-          r[i] = rows[8 * g + i] ? _mm256_loadu_ps(rows[8 * g + i] + p)
-                                 : _mm256_setzero_ps();
-        transpose8x8(r);
-        for (int i = 0; i < 8; ++i)
-          _mm256_storeu_ps(out + (p + i) * kNr + 8 * g, r[i]);
-      }
-    }
-    for (; p < kc; ++p)
-      for (int64_t j = 0; j < kNr; ++j)
-        out[p * kNr + j] = rows[j] ? rows[j][p] : 0.0f;
-  }
-}
-
-void packABlock(bool transA, const float *a, int64_t lda, int64_t row0,
-                int64_t rows, int64_t p0, int64_t kc, float *out) {
-  for (int64_t i0 = 0; i0 < rows; i0 += kMr, out += kc * kMr) {
-    int64_t valid = std::min(kMr, rows - i0);
-    if (transA) {
-      // A is K x M: a micro-panel's column p is 4 floats of A's row p.
-      const float *src = a + p0 * lda + row0 + i0;
-      if (valid == kMr) {
-        for (int64_t p = 0; p < kc; ++p, src += lda)
-          _mm_storeu_ps(out + p * kMr, _mm_loadu_ps(src));
-        continue;
-      }
-      __m128i mask = _mm256_castsi256_si128(firstLanes(valid));
-      for (int64_t p = 0; p < kc; ++p, src += lda)
-        _mm_storeu_ps(out + p * kMr, _mm_maskload_ps(src, mask));
-      continue;
-    }
-    // A is M x K: 4 rows of A, transposed 4 x 8 at a time.
-    const float *r[kMr];
-    for (int64_t i = 0; i < kMr; ++i)
-      r[i] = i < valid ? a + (row0 + i0 + i) * lda + p0 : nullptr;
-    auto load = [&](int i, int64_t p) {
-      return r[i] ? _mm256_loadu_ps(r[i] + p) : _mm256_setzero_ps();
-    };
-    int64_t p = 0;
-    for (; p + 8 <= kc; p += 8) {
-      __m256 r0 = load(0, p), r1 = load(1, p), r2 = load(2, p),
-             r3 = load(3, p);
-      __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-      __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-      // Columns (0|4), (1|5), (2|6), (3|7) of the 4 x 8 block.
-      __m256 c04 = _mm256_shuffle_ps(t0, t2, 0x44);
-      __m256 c15 = _mm256_shuffle_ps(t0, t2, 0xee);
-      __m256 c26 = _mm256_shuffle_ps(t1, t3, 0x44);
-      __m256 c37 = _mm256_shuffle_ps(t1, t3, 0xee);
-      float *dst = out + p * kMr;
-      _mm256_storeu_ps(dst, _mm256_permute2f128_ps(c04, c15, 0x20));
-      _mm256_storeu_ps(dst + 8, _mm256_permute2f128_ps(c26, c37, 0x20));
-      _mm256_storeu_ps(dst + 16, _mm256_permute2f128_ps(c04, c15, 0x31));
-      _mm256_storeu_ps(dst + 24, _mm256_permute2f128_ps(c26, c37, 0x31));
-    }
-    for (; p < kc; ++p)
-      for (int64_t i = 0; i < kMr; ++i)
-        out[p * kMr + i] = r[i] ? r[i][p] : 0.0f;
-  }
-}
 } // namespace
 
 const Kernel &avx2FmaKernel() {
-  static const Kernel kernel = {"avx2-fma 4x24", kMr,           kNr,
-                                kKc,             kMc,           microKernel4x24,
-                                packBBlock,      packABlock};
+  static const Kernel kernel = {"avx2-fma 4x24",   256, kMr, kNr, kKc, kMc,
+                                microKernel4x24,   packBPanels<kNr>,
+                                packAPanels<kMr>};
   return kernel;
 }
 

@@ -113,26 +113,34 @@ int64_t PackedMatrix::bytes() const {
   return storage ? storage->values.capacity() * 4 : 0;
 }
 
-const Kernel *selectPackedGemmKernel() {
+std::vector<const Kernel *> runnableKernels() {
+  std::vector<const Kernel *> kernels;
 #if defined(__x86_64__)
-  // Policy: the packed GEMM only where its kernel uses the CPU's widest FMA.
-  // With AVX-512 the BLAS's own AVX-512 kernels (OpenBLAS's SkylakeX) beat
-  // an AVX2 kernel even while they repack B; without AVX2+FMA there is no
-  // kernel here at all.
+  if (!missingCpuFeatures("avx,avx2,fma").empty())
+    return kernels;
+  if (missingCpuFeatures("avx512f").empty())
+    kernels.push_back(&avx512Kernel());
+  kernels.push_back(&avx2FmaKernel());
+#endif
+  return kernels;
+}
+
+const Kernel *selectPackedGemmKernel() {
+  // Policy: the kernel of the CPU's widest FMA. An AVX-512 CPU gets the
+  // AVX-512 kernel, whose packed weights and epilogues beat OpenBLAS's
+  // SkylakeX kernels on a micro-batch's products (docs/design.md, "Packed
+  // weights"); an AVX2 kernel on it would run at half the FMA width. A CPU
+  // without AVX2+FMA has no kernel here at all: the BLAS runs everything.
   static const Kernel *const chosen = []() -> const Kernel * {
-    if (!missingCpuFeatures("avx,avx2,fma").empty())
-      return nullptr;
-    if (missingCpuFeatures("avx512f").empty())
-      return nullptr;
-    return &avx2FmaKernel();
+    std::vector<const Kernel *> kernels = runnableKernels();
+    return kernels.empty() ? nullptr : kernels.front();
   }();
   return chosen;
-#else
-  return nullptr;
-#endif
 }
 
 const char *kernelName(const Kernel &kernel) { return kernel.name; }
+
+int64_t vectorBits(const Kernel &kernel) { return kernel.vectorBits; }
 
 void packB(const Kernel &kernel, bool transB, int64_t k, int64_t n,
            const float *b, int64_t ldb, PackedMatrix &out) {

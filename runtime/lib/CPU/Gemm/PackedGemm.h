@@ -64,12 +64,15 @@ private:
 };
 
 /// The best kernel of this build for this CPU (by CPUID and the OS's saved
-/// register state), or null when none of them is the CPU's widest vector
-/// FMA (then the BLAS's own kernels are faster: use the BLAS).
+/// register state): the one of its widest vector FMA (AVX-512, else AVX2),
+/// or null on a CPU without AVX2+FMA (then use the BLAS).
 const Kernel *selectPackedGemmKernel();
 
 /// A short name for reports, e.g. "avx2-fma 4x24".
 const char *kernelName(const Kernel &kernel);
+
+/// The width of the kernel's vectors in bits (256: AVX2, 512: AVX-512).
+int64_t vectorBits(const Kernel &kernel);
 
 /// Packs op(B) for `kernel`: B is stored row-major with row stride ldb, as
 /// a K x N matrix (transB false) or N x K (transB true). Reuses `out`'s

@@ -1,0 +1,171 @@
+//===- KernelAvx512.cpp - The AVX-512 micro-kernel of the packed GEMM -----===//
+//
+// Compiled with -mavx512f -mavx2 -mfma (runtime/CMakeLists.txt) while the
+// rest of the runtime stays baseline x86-64: nothing here may run before
+// selectPackedGemmKernel() has checked the CPU (AVX-512F and the OS's ZMM
+// state).
+//
+// An 8 x 48 register tile: 24 zmm accumulators, 3 for a row of the B panel
+// and 1 broadcast of A, of the 32 zmm registers. Per step it loads 48
+// floats of B and 8 of A for 24 FMAs, which keeps two FMA pipes of 4
+// cycles' latency busy (8 independent sums would be the least). Partial
+// tiles store through lane masks: a masked-off lane is neither read nor
+// written, so no temporary tile is needed. Its packers are Packers.h's for
+// 8-row micro-panels and 48-column panels (AVX2 code: packing is a small
+// part of a call, and 8 x 8 transposes fit both tile sides).
+//
+//===----------------------------------------------------------------------===//
+#include "Kernel.h"
+
+#if defined(__x86_64__)
+#include "Packers.h"
+
+#include <immintrin.h>
+
+#include <type_traits>
+
+namespace pipecc::rt::gemm {
+namespace {
+constexpr int64_t kMr = 8, kNr = 48;
+// Blocking for a core with 48 KiB of L1d and 1 MiB of L2 (AMD Zen 5; Intel's
+// AVX-512 cores have 48 KiB and 1 to 2 MiB), measured with
+// pipecc-gemm-bench --kernel avx512 --kc/--mc (docs/design.md):
+/// K-block depth: a B panel (kc x 48 floats) is 48 KiB, streamed from L2
+/// by each row tile while the A micro-panel (8 KiB) stays in L1.
+constexpr int64_t kKc = 256;
+/// Rows per A block: 128 x 256 floats, 128 KiB of L2.
+constexpr int64_t kMc = 128;
+
+/// Calls f(std::integral_constant<int, I>) for I = 0 .. N-1, unrolled: the
+/// accumulators are indexed by constants only, so they stay in registers.
+template <int N, typename F>
+__attribute__((always_inline)) inline void unroll(F &&f) {
+  if constexpr (N > 0) {
+    unroll<N - 1>(f);
+    f(std::integral_constant<int, N - 1>{});
+  }
+}
+
+/// The lanes of the 16-float vector v of a row with `cols` valid columns.
+inline __mmask16 columnMask(int64_t cols, int v) {
+  int64_t lanes = cols - 16 * v;
+  return lanes >= 16  ? __mmask16(0xffff)
+         : lanes <= 0 ? __mmask16(0)
+                      : __mmask16((1u << lanes) - 1);
+}
+
+/// The micro-kernel on the first 16 * NV columns of the panel (NV = 3: the
+/// whole tile; 2 and 1: a last panel of at most 32 or 16 valid columns,
+/// whose padding columns would otherwise take a third or two thirds of its
+/// FMAs). The valid columns' sums are the same in every variant.
+template <int NV>
+void microKernelColumns(int64_t kc, const float *a, const float *b, float *c,
+                        int64_t ldc, float alpha, float beta, int64_t rows,
+                        int64_t cols, const char *prefetch,
+                        int64_t prefetchLines, const float *bias, bool relu) {
+  // C's tile is read (beta != 0) and written only after the kc steps:
+  // fetching its lines now hides their miss behind the FMAs.
+  for (int64_t i = 0; i < rows; ++i) {
+    const char *row = reinterpret_cast<const char *>(c + i * ldc);
+    for (int v = 0; v < NV; ++v)
+      _mm_prefetch(row + 64 * v, _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char *>(c + i * ldc + cols - 1),
+                 _MM_HINT_T0);
+  }
+  __m512 acc[kMr][NV];
+  unroll<kMr>([&](auto i) {
+    unroll<NV>([&](auto v) { acc[i][v] = _mm512_setzero_ps(); });
+  });
+  auto step = [&](int64_t q) __attribute__((always_inline)) {
+    __m512 bv[NV];
+    unroll<NV>([&](auto v) { bv[v] = _mm512_loadu_ps(b + q * kNr + 16 * v); });
+    unroll<kMr>([&](auto i) {
+      __m512 x = _mm512_set1_ps(a[q * kMr + i]);
+      unroll<NV>([&](auto v) {
+        acc[i][v] = _mm512_fmadd_ps(x, bv[v], acc[i][v]);
+      });
+    });
+  };
+  // The prefetches are spread evenly over the groups of 4 steps (as the
+  // AVX2 kernel's).
+  int64_t groups = kc / 4;
+  int64_t credit = 0;
+  for (int64_t g = 0; g < groups; ++g) {
+    step(0);
+    step(1);
+    step(2);
+    step(3);
+    a += 4 * kMr;
+    b += 4 * kNr;
+    for (credit += prefetchLines; credit >= groups; credit -= groups) {
+      _mm_prefetch(prefetch, _MM_HINT_T0);
+      prefetch += 64;
+    }
+  }
+  for (int64_t p = groups * 4; p < kc; ++p) {
+    step(0);
+    a += kMr;
+    b += kNr;
+  }
+
+  // c = alpha * x + beta * c (beta = 0: c is not read), then + bias and
+  // the relu select (Kernel.h's epilogue), only in the valid lanes.
+  __mmask16 mask[NV];
+  unroll<NV>([&](auto v) { mask[v] = columnMask(cols, v); });
+  __m512 va = _mm512_set1_ps(alpha), vbeta = _mm512_set1_ps(beta);
+  __m512 biasRow[NV] = {};
+  if (bias)
+    unroll<NV>([&](auto v) {
+      biasRow[v] = _mm512_maskz_loadu_ps(mask[v], bias + 16 * v);
+    });
+  __m512 zero = _mm512_setzero_ps();
+  unroll<kMr>([&](auto i) {
+    if (i >= rows)
+      return;
+    float *row = c + i * ldc;
+    unroll<NV>([&](auto v) {
+      __m512 x = _mm512_mul_ps(va, acc[i][v]);
+      if (beta == 1.0f)
+        x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask[v], row + 16 * v));
+      else if (beta != 0.0f)
+        x = _mm512_fmadd_ps(vbeta,
+                            _mm512_maskz_loadu_ps(mask[v], row + 16 * v), x);
+      if (bias)
+        x = _mm512_add_ps(x, biasRow[v]);
+      if (relu) {
+        // x > 0 or unordered (NaN stays NaN); 0 otherwise (-0.0 becomes
+        // +0.0).
+        __mmask16 keep = _mm512_cmp_ps_mask(x, zero, _CMP_NLE_UQ);
+        x = _mm512_mask_blend_ps(keep, zero, x);
+      }
+      _mm512_mask_storeu_ps(row + 16 * v, mask[v], x);
+    });
+  });
+}
+
+void microKernel8x48(int64_t kc, const float *a, const float *b, float *c,
+                     int64_t ldc, float alpha, float beta, int64_t rows,
+                     int64_t cols, const char *prefetch,
+                     int64_t prefetchLines, const float *bias, bool relu) {
+  if (cols > 32)
+    microKernelColumns<3>(kc, a, b, c, ldc, alpha, beta, rows, cols,
+                          prefetch, prefetchLines, bias, relu);
+  else if (cols > 16)
+    microKernelColumns<2>(kc, a, b, c, ldc, alpha, beta, rows, cols,
+                          prefetch, prefetchLines, bias, relu);
+  else
+    microKernelColumns<1>(kc, a, b, c, ldc, alpha, beta, rows, cols,
+                          prefetch, prefetchLines, bias, relu);
+}
+} // namespace
+
+const Kernel &avx512Kernel() {
+  static const Kernel kernel = {"avx512 8x48",     512, kMr, kNr, kKc, kMc,
+                                microKernel8x48,   packBPanels<kNr>,
+                                packAPanels<kMr>};
+  return kernel;
+}
+
+} // namespace pipecc::rt::gemm
+
+#endif // defined(__x86_64__)

@@ -1,0 +1,179 @@
+//===- Packers.h - The packers of Kernel.h's layouts, for any tile -*- C++ -*-//
+//
+// Included by each kernel's file (compiled for that kernel's instruction
+// set, at least AVX2) and by nothing else: everything here has internal
+// linkage, so that each kernel gets its own copy built with its flags.
+// op(B) is cut into panels of NR columns (a multiple of 8) through 8 x 8
+// transposes where B is stored transposed, row-order copies otherwise;
+// op(A) into micro-panels of MR rows (4 or 8) through 4 x 8 or 8 x 8
+// transposes, or contiguous copies where A is stored transposed.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPECC_RUNTIME_CPU_GEMM_PACKERS_H
+#define PIPECC_RUNTIME_CPU_GEMM_PACKERS_H
+
+#if !defined(__x86_64__) || !defined(__AVX2__)
+#error "Packers.h is for the x86-64 kernels' files, built with AVX2"
+#endif
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace pipecc::rt::gemm {
+namespace {
+
+/// Transposes the 8 x 8 block of rows r[0..7] in place (r[i][j] becomes
+/// r[j][i]).
+inline void transpose8x8(__m256 r[8]) {
+  __m256 t[8], s[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    s[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    s[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
+    s[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    s[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x20);
+    r[i + 4] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x31);
+  }
+}
+
+/// The mask of _mm256_maskload_ps for the first `count` (0..8) lanes.
+inline __m256i firstLanes(int64_t count) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(count)),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/// Kernel.h's PackBBlock for panels of NR columns.
+template <int64_t NR>
+void packBPanels(bool transB, int64_t kc, int64_t n, const float *b,
+                 int64_t ldb, int64_t p0, float *out) {
+  static_assert(NR % 8 == 0, "panels are whole ymm vectors");
+  constexpr int kVectors = NR / 8;
+  if (!transB) {
+    // B is K x N: row p of the block is a row of B, cut into the panels'
+    // rows. Reading B row by row keeps its reads sequential.
+    int64_t full = n / NR;
+    int64_t rest = n - full * NR;
+    __m256i mask[kVectors];
+    for (int i = 0; i < kVectors; ++i)
+      mask[i] = firstLanes(std::clamp<int64_t>(rest - 8 * i, 0, 8));
+    for (int64_t p = 0; p < kc; ++p) {
+      const float *src = b + (p0 + p) * ldb;
+      float *dst = out + p * NR;
+      for (int64_t j = 0; j < full; ++j, src += NR, dst += kc * NR)
+        for (int i = 0; i < kVectors; ++i)
+          _mm256_storeu_ps(dst + 8 * i, _mm256_loadu_ps(src + 8 * i));
+      if (rest)
+        for (int i = 0; i < kVectors; ++i)
+          _mm256_storeu_ps(dst + 8 * i,
+                           _mm256_maskload_ps(src + 8 * i, mask[i]));
+    }
+    return;
+  }
+  // B is N x K: a panel's NR columns are NR rows of B, transposed 8 x 8.
+  for (int64_t j0 = 0; j0 < n; j0 += NR, out += kc * NR) {
+    int64_t valid = std::min(NR, n - j0);
+    const float *rows[NR];
+    for (int64_t j = 0; j < NR; ++j)
+      rows[j] = j < valid ? b + (j0 + j) * ldb + p0 : nullptr;
+    int64_t p = 0;
+    for (; p + 8 <= kc; p += 8) {
+      for (int g = 0; g < kVectors; ++g) {
+        __m256 r[8];
+        for (int i = 0; i < 8; ++i)
+          r[i] = rows[8 * g + i] ? _mm256_loadu_ps(rows[8 * g + i] + p)
+                                 : _mm256_setzero_ps();
+        transpose8x8(r);
+        for (int i = 0; i < 8; ++i)
+          _mm256_storeu_ps(out + (p + i) * NR + 8 * g, r[i]);
+      }
+    }
+    for (; p < kc; ++p)
+      for (int64_t j = 0; j < NR; ++j)
+        out[p * NR + j] = rows[j] ? rows[j][p] : 0.0f;
+  }
+}
+
+/// Kernel.h's PackABlock for micro-panels of MR (4 or 8) rows.
+template <int64_t MR>
+void packAPanels(bool transA, const float *a, int64_t lda, int64_t row0,
+                 int64_t rows, int64_t p0, int64_t kc, float *out) {
+  static_assert(MR == 4 || MR == 8, "micro-panels of 4 or 8 rows");
+  for (int64_t i0 = 0; i0 < rows; i0 += MR, out += kc * MR) {
+    int64_t valid = std::min(MR, rows - i0);
+    if (transA) {
+      // A is K x M: a micro-panel's column p is MR floats of A's row p.
+      const float *src = a + p0 * lda + row0 + i0;
+      if constexpr (MR == 4) {
+        if (valid == MR) {
+          for (int64_t p = 0; p < kc; ++p, src += lda)
+            _mm_storeu_ps(out + p * MR, _mm_loadu_ps(src));
+          continue;
+        }
+        __m128i mask = _mm256_castsi256_si128(firstLanes(valid));
+        for (int64_t p = 0; p < kc; ++p, src += lda)
+          _mm_storeu_ps(out + p * MR, _mm_maskload_ps(src, mask));
+      } else {
+        if (valid == MR) {
+          for (int64_t p = 0; p < kc; ++p, src += lda)
+            _mm256_storeu_ps(out + p * MR, _mm256_loadu_ps(src));
+          continue;
+        }
+        __m256i mask = firstLanes(valid);
+        for (int64_t p = 0; p < kc; ++p, src += lda)
+          _mm256_storeu_ps(out + p * MR, _mm256_maskload_ps(src, mask));
+      }
+      continue;
+    }
+    // A is M x K: MR rows of A, transposed MR x 8 at a time.
+    const float *r[MR];
+    for (int64_t i = 0; i < MR; ++i)
+      r[i] = i < valid ? a + (row0 + i0 + i) * lda + p0 : nullptr;
+    auto load = [&](int i, int64_t p) {
+      return r[i] ? _mm256_loadu_ps(r[i] + p) : _mm256_setzero_ps();
+    };
+    int64_t p = 0;
+    for (; p + 8 <= kc; p += 8) {
+      float *dst = out + p * MR;
+      if constexpr (MR == 8) {
+        __m256 block[8];
+        for (int i = 0; i < 8; ++i)
+          block[i] = load(i, p);
+        transpose8x8(block);
+        for (int i = 0; i < 8; ++i)
+          _mm256_storeu_ps(dst + 8 * i, block[i]);
+      } else {
+        __m256 r0 = load(0, p), r1 = load(1, p), r2 = load(2, p),
+               r3 = load(3, p);
+        __m256 t0 = _mm256_unpacklo_ps(r0, r1),
+               t1 = _mm256_unpackhi_ps(r0, r1);
+        __m256 t2 = _mm256_unpacklo_ps(r2, r3),
+               t3 = _mm256_unpackhi_ps(r2, r3);
+        // Columns (0|4), (1|5), (2|6), (3|7) of the 4 x 8 block.
+        __m256 c04 = _mm256_shuffle_ps(t0, t2, 0x44);
+        __m256 c15 = _mm256_shuffle_ps(t0, t2, 0xee);
+        __m256 c26 = _mm256_shuffle_ps(t1, t3, 0x44);
+        __m256 c37 = _mm256_shuffle_ps(t1, t3, 0xee);
+        _mm256_storeu_ps(dst, _mm256_permute2f128_ps(c04, c15, 0x20));
+        _mm256_storeu_ps(dst + 8, _mm256_permute2f128_ps(c26, c37, 0x20));
+        _mm256_storeu_ps(dst + 16, _mm256_permute2f128_ps(c04, c15, 0x31));
+        _mm256_storeu_ps(dst + 24, _mm256_permute2f128_ps(c26, c37, 0x31));
+      }
+    }
+    for (; p < kc; ++p)
+      for (int64_t i = 0; i < MR; ++i)
+        out[p * MR + i] = r[i] ? r[i][p] : 0.0f;
+  }
+}
+
+} // namespace
+} // namespace pipecc::rt::gemm
+
+#endif // PIPECC_RUNTIME_CPU_GEMM_PACKERS_H
