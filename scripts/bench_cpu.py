@@ -505,12 +505,56 @@ def sgemm_peak(torch, shapes, best, seconds=0.3, cold=False, batched=()):
             if role != "batched" else None
         if rate:
             seconds_each = min(seconds_each, flops / rate)
+        # pipecc's own entry points at this exact shape (product_rates).
+        own = PIPECC_RATES.get((key, role))
+        if own and own[1 if cold else 0] > 0:
+            seconds_each = min(seconds_each, flops / (own[1 if cold else 0]
+                                                      * 1e9))
         total_flops += flops
         total_time += seconds_each
     return total_flops / total_time / 1e9
 
 
 PROFILE_GEMM = {}
+
+# pipecc-profile-host beside the compiler's link files (build/lib), and the
+# rates (GFLOP/s, hot and cold) it measured per (key, role): the best of
+# every measurement.
+PIPECC_HOST = [None]
+PIPECC_RATES = {}
+
+
+def product_rates(products):
+    """Times each (key, role) product of a step through pipecc's own
+    entry points (`pipecc-profile-host --products`: the packed-weight
+    sgemm, the accumulating weight gradient, the batched products), hot
+    and cold, and keeps the best rates in PIPECC_RATES. Without it the
+    peak would be torch's and the profile grid's alone, and a shape off
+    the grid (the GPT's 768-wide q/k/v projection) or a batched product
+    would count at torch's rate even where pipecc's kernel is faster."""
+    host = PIPECC_HOST[0]
+    if not host:
+        return
+    lines = []
+    for key, role in dict.fromkeys(products):
+        if role == "batched":
+            batch, m, k, n = key
+        else:
+            (m, k, n), batch = key, 1
+        lines.append("%s %d %d %d %d" % (role, m, k, n, batch))
+    proc = subprocess.run([host, "--products"], input="\n".join(lines) + "\n",
+                          capture_output=True, text=True)
+    if proc.returncode:
+        print("bench-cpu: pipecc-profile-host --products failed: %s" %
+              proc.stderr.strip()[-200:], file=sys.stderr)
+        return
+    for line in proc.stdout.splitlines():
+        role, m, k, n, batch, hot, cold = line.split()
+        m, k, n, batch = int(m), int(k), int(n), int(batch)
+        key = (batch, m, k, n) if role == "batched" else (m, k, n)
+        old = PIPECC_RATES.get((key, role), (0.0, 0.0))
+        PIPECC_RATES[(key, role)] = (max(old[0], float(hot)),
+                                     max(old[1], float(cold)))
 
 
 def profile_shape_rate(key, role, cold=False):
@@ -551,6 +595,7 @@ def measure_peaks(torch, o, full, example, model, best, profile_rate):
     for m in sorted({1, o["microbatches"]}):
         shapes = gemm_shapes(torch, full, example, m, model == "mlp")
         batched = batched_products(spec, m)
+        product_rates(step_products(shapes) + batched)
         peaks[m] = (sgemm_peak(torch, shapes, best, seconds,
                                batched=batched),
                     sgemm_peak(torch, shapes, best, seconds, cold=True,
@@ -889,6 +934,11 @@ def cmd_run(out):
         pipecc = None
     profile, profile_rate = (pipecc_profile(pipecc, out) if pipecc
                              else (None, None))
+    host = pipecc and os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(pipecc))), "lib", "pipecc-profile-host")
+    PIPECC_HOST[0] = host if host and os.access(host, os.X_OK) else None
+    say("pipecc-profile-host --products (pipecc's rate per step product, "
+        "in the peak): %s" % (PIPECC_HOST[0] or "n/a"))
     say("pipecc profile: %s" % ("%s (best matmul %s GFLOP/s)" % (
         profile, "%.1f" % profile_rate if profile_rate else "n/a")
         if profile else "n/a"))
@@ -1025,8 +1075,8 @@ def report(o, results, extra, cores, say):
         say()
         say("model FLOPs per step %.3f GFLOP (%s); single-core sgemm peak "
             "for the model's matmul shapes (each product of the step at the "
-            "best of torch%s at that shape, then the step's products at "
-            "those rates; the attention's batched products by torch.bmm), "
+            "best of torch%s%s at that shape, then the step's products at "
+            "those rates; the attention's batched products by torch.bmm%s), "
             "hot (torch.mm on the same operands every call) "
             "and cold (torch with the step's large operand rotated through "
             "64 MiB: the weight of x W^T and dY W, the accumulator of the "
@@ -1034,6 +1084,10 @@ def report(o, results, extra, cores, say):
             % (x["flops"] / 1e9, x["flops_source"],
                " and pipecc profile's rate (cold; for products by a weight "
                "also its packed-weight rate)" if x["profiled"] else "",
+               " and pipecc's own entry points "
+               "(pipecc-profile-host --products, hot and cold)"
+               if PIPECC_HOST[0] else "",
+               " and pipecc_rt_sgemm_batched" if PIPECC_HOST[0] else "",
                ", ".join("M=%d hot %.1f, cold %.1f GFLOP/s" % (m, hot, cold)
                          for m, (hot, cold) in sorted(x["peaks"].items()))))
         say()

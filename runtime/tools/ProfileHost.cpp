@@ -9,7 +9,17 @@
 // it and writes the file.
 //
 // Usage: pipecc-profile-host [--quick] [--ranks N]
+//        pipecc-profile-host --products < LIST
 //   --quick    a small grid and few repeats (a few seconds; for tests)
+//   --products times the products listed on stdin, one per line "ROLE M K
+//              N [BATCH]" (ROLE forward: X W^T through the packed-weight
+//              entry point; input: dY W likewise; weight: dY^T X added
+//              into an accumulator, beta = 1; batched: BATCH products by
+//              pipecc_rt_sgemm_batched), and prints per line the line and
+//              its best GFLOP/s with hot operands and with the large one
+//              cold (rotated through 64 MiB: the weight, the accumulator,
+//              or the batch's operands), in CPU time: scripts/bench_cpu.py's
+//              pipecc side of the machine's sgemm peak for a model
 //   --ranks N  processes in the message measurement (even, default 2):
 //              pairs (0,1), (2,3), ... ping-pong at once; the slowest pair
 //              is recorded
@@ -39,6 +49,7 @@
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 using namespace pipecc::rt;
@@ -569,12 +580,99 @@ std::string machineName() {
 }
 } // namespace
 
+/// One product of --products: hot and cold GFLOP/s.
+std::pair<double, double> timeProduct(const std::string &role, int64_t m,
+                                      int64_t k, int64_t n, int64_t batch) {
+  const int64_t coldBytes = int64_t(64) << 20;
+  // The operand that is cold in a step, and the bytes of one copy of it.
+  int64_t rotatedFloats = role == "weight"    ? m * n
+                          : role == "batched" ? batch * (m * k + k * n)
+                                              : k * n;
+  int64_t copies = std::max<int64_t>(
+      2, (coldBytes + 4 * rotatedFloats - 1) / (4 * rotatedFloats));
+  std::vector<std::vector<float>> rotated(copies,
+                                          std::vector<float>(rotatedFloats));
+  unsigned seed = 1;
+  for (auto &copy : rotated)
+    for (float &x : copy) {
+      seed = seed * 1664525u + 1013904223u;
+      x = float(seed >> 8) / float(1u << 24) - 0.5f;
+    }
+  // A (and, for a weight gradient, B too: k x n).
+  std::vector<float> a(std::max(m, n) * k, 0.25f);
+  std::vector<float> c(std::max<int64_t>(batch, 1) * m * n);
+  double flops = 2.0 * double(m) * double(k) * double(n) *
+                 double(std::max<int64_t>(batch, 1));
+  size_t next = 0;
+  auto run = [&](bool cold) {
+    std::vector<float> &x = rotated[cold ? next : 0];
+    if (cold)
+      next = (next + 1) % rotated.size();
+    if (role == "forward") // X (m x k) W^T, W n x k
+      pipecc_rt_sgemm_weight(0, 1, m, n, k, 1.0f, a.data(), k, x.data(), k,
+                             0.0f, c.data(), n);
+    else if (role == "input") // dY (m x k) W, W k x n
+      pipecc_rt_sgemm_weight(0, 0, m, n, k, 1.0f, a.data(), k, x.data(), n,
+                             0.0f, c.data(), n);
+    else if (role == "weight") // dY^T X into the m x n accumulator
+      pipecc_rt_sgemm(1, 0, m, n, k, 1.0f, a.data(), m, a.data(), n, 1.0f,
+                      x.data(), n);
+    else // batched: A_i (m x k) B_i (k x n)
+      pipecc_rt_sgemm_batched(0, 0, m, n, k, 1.0f, x.data(), k, m * k,
+                              x.data() + batch * m * k, n, k * n, 0.0f,
+                              c.data(), n, m * n, batch);
+  };
+  double hot = bestOf([&] { run(false); }, 5, 0.2);
+  // Every copy once first (each weight's packed copy made, as in a step's
+  // first micro-batch), then the best of the rotation.
+  for (size_t i = 0; i < rotated.size(); ++i)
+    run(true);
+  double cold = bestOf([&] { run(true); }, 5, 0.2);
+  return {flops / hot / 1e9, flops / cold / 1e9};
+}
+
+/// --products: reads "ROLE M K N [BATCH]" lines, prints each with its rates.
+int timeProducts() {
+  char line[256];
+  int lineNumber = 0;
+  while (std::fgets(line, sizeof line, stdin)) {
+    ++lineNumber;
+    char role[32];
+    long long m = 0, k = 0, n = 0, batch = 1;
+    int fields = std::sscanf(line, "%31s %lld %lld %lld %lld", role, &m, &k,
+                             &n, &batch);
+    if (fields <= 0)
+      continue;
+    std::string name = role;
+    bool known = name == "forward" || name == "input" || name == "weight" ||
+                 name == "batched";
+    if (fields < 4 || !known || m <= 0 || k <= 0 || n <= 0 || batch <= 0 ||
+        m * k > (1LL << 28) || k * n > (1LL << 28) || m * n > (1LL << 28) ||
+        batch * (m * k + k * n) > (1LL << 28)) {
+      std::fprintf(stderr,
+                   "pipecc-profile-host: --products line %d: expected "
+                   "\"forward|input|weight|batched M K N [BATCH]\" with "
+                   "positive sizes of at most 2^28 floats per operand\n",
+                   lineNumber);
+      return 1;
+    }
+    std::pair<double, double> rates = timeProduct(name, m, k, n, batch);
+    std::printf("%s %lld %lld %lld %lld %.2f %.2f\n", role, m, k, n, batch,
+                rates.first, rates.second);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   Settings settings;
+  bool products = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--quick") {
       settings.quick = true;
+    } else if (arg == "--products") {
+      products = true;
     } else if (arg == "--ranks" && i + 1 < argc) {
       char *end = nullptr;
       long ranks = std::strtol(argv[++i], &end, 10);
@@ -587,7 +685,7 @@ int main(int argc, char **argv) {
     } else {
       std::fprintf(stderr,
                    "pipecc-profile-host: unknown argument '%s'; usage: "
-                   "pipecc-profile-host [--quick] [--ranks N]\n",
+                   "pipecc-profile-host [--quick] [--ranks N] | --products\n",
                    argv[i]);
       return 1;
     }
@@ -602,6 +700,10 @@ int main(int argc, char **argv) {
     execv("/proc/self/exe", argv);
     std::perror("pipecc-profile-host: cannot restart itself");
     return 1;
+  }
+  if (products) {
+    pipecc_rt_blas_set_threads(1);
+    return timeProducts();
   }
   // Messages first: the children fork before the BLAS starts any thread.
   LinkResult socket = measureSocket(settings);
