@@ -165,26 +165,14 @@ void microKernelColumns(int64_t kc, const float *a, const float *b, float *c,
     std::copy(tile + i * kNr, tile + i * kNr + cols, c + i * ldc);
 }
 
-void microKernel4x24(int64_t kc, const float *a, const float *b, float *c,
-                     int64_t ldc, float alpha, float beta, int64_t rows,
-                     int64_t cols, const char *prefetch,
-                     int64_t prefetchLines, const float *bias, bool relu) {
-  if (cols > 16)
-    microKernelColumns<3>(kc, a, b, c, ldc, alpha, beta, rows, cols,
-                          prefetch, prefetchLines, bias, relu);
-  else if (cols > 8)
-    microKernelColumns<2>(kc, a, b, c, ldc, alpha, beta, rows, cols,
-                          prefetch, prefetchLines, bias, relu);
-  else
-    microKernelColumns<1>(kc, a, b, c, ldc, alpha, beta, rows, cols,
-                          prefetch, prefetchLines, bias, relu);
-}
-
 } // namespace
 
 const Kernel &avx2FmaKernel() {
   static const Kernel kernel = {"avx2-fma 4x24",   256, kMr, kNr, kKc, kMc,
-                                microKernel4x24,   packBPanels<kNr>,
+                                microKernelByColumns<8, microKernelColumns<1>,
+                                                     microKernelColumns<2>,
+                                                     microKernelColumns<3>>,
+                                packBPanels<kNr>,
                                 packAPanels<kMr>};
   return kernel;
 }

@@ -143,25 +143,14 @@ void microKernelColumns(int64_t kc, const float *a, const float *b, float *c,
   });
 }
 
-void microKernel8x48(int64_t kc, const float *a, const float *b, float *c,
-                     int64_t ldc, float alpha, float beta, int64_t rows,
-                     int64_t cols, const char *prefetch,
-                     int64_t prefetchLines, const float *bias, bool relu) {
-  if (cols > 32)
-    microKernelColumns<3>(kc, a, b, c, ldc, alpha, beta, rows, cols,
-                          prefetch, prefetchLines, bias, relu);
-  else if (cols > 16)
-    microKernelColumns<2>(kc, a, b, c, ldc, alpha, beta, rows, cols,
-                          prefetch, prefetchLines, bias, relu);
-  else
-    microKernelColumns<1>(kc, a, b, c, ldc, alpha, beta, rows, cols,
-                          prefetch, prefetchLines, bias, relu);
-}
 } // namespace
 
 const Kernel &avx512Kernel() {
   static const Kernel kernel = {"avx512 8x48",     512, kMr, kNr, kKc, kMc,
-                                microKernel8x48,   packBPanels<kNr>,
+                                microKernelByColumns<16, microKernelColumns<1>,
+                                                     microKernelColumns<2>,
+                                                     microKernelColumns<3>>,
+                                packBPanels<kNr>,
                                 packAPanels<kMr>};
   return kernel;
 }

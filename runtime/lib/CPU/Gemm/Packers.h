@@ -6,7 +6,8 @@
 // op(B) is cut into panels of NR columns (a multiple of 8) through 8 x 8
 // transposes where B is stored transposed, row-order copies otherwise;
 // op(A) into micro-panels of MR rows (4 or 8) through 4 x 8 or 8 x 8
-// transposes, or contiguous copies where A is stored transposed.
+// transposes, or contiguous copies where A is stored transposed. Also the
+// kernels' dispatch on a panel's valid columns (microKernelByColumns).
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIPECC_RUNTIME_CPU_GEMM_PACKERS_H
@@ -15,6 +16,8 @@
 #if !defined(__x86_64__) || !defined(__AVX2__)
 #error "Packers.h is for the x86-64 kernels' files, built with AVX2"
 #endif
+
+#include "Kernel.h"
 
 #include <immintrin.h>
 
@@ -171,6 +174,21 @@ void packAPanels(bool transA, const float *a, int64_t lda, int64_t row0,
       for (int64_t i = 0; i < MR; ++i)
         out[p * MR + i] = r[i] ? r[i][p] : 0.0f;
   }
+}
+
+/// Kernel.h's MicroKernel for a tile of three vectors of `Lanes` floats
+/// per row: runs the variant with the fewest vectors that covers the
+/// panel's valid columns (One, Two or Three), so that a narrow last panel
+/// does not spend FMAs on its padding.
+template <int64_t Lanes, MicroKernel One, MicroKernel Two, MicroKernel Three>
+void microKernelByColumns(int64_t kc, const float *a, const float *b,
+                          float *c, int64_t ldc, float alpha, float beta,
+                          int64_t rows, int64_t cols, const char *prefetch,
+                          int64_t prefetchLines, const float *bias,
+                          bool relu) {
+  MicroKernel variant = cols > 2 * Lanes ? Three : cols > Lanes ? Two : One;
+  variant(kc, a, b, c, ldc, alpha, beta, rows, cols, prefetch, prefetchLines,
+          bias, relu);
 }
 
 } // namespace
