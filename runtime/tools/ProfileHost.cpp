@@ -600,9 +600,8 @@ std::pair<double, double> timeProduct(const std::string &role, int64_t m,
     }
   // A (and, for a weight gradient, B too: k x n).
   std::vector<float> a(std::max(m, n) * k, 0.25f);
-  std::vector<float> c(std::max<int64_t>(batch, 1) * m * n);
-  double flops = 2.0 * double(m) * double(k) * double(n) *
-                 double(std::max<int64_t>(batch, 1));
+  std::vector<float> c(batch * m * n);
+  double flops = 2.0 * double(m) * double(k) * double(n) * double(batch);
   size_t next = 0;
   auto run = [&](bool cold) {
     std::vector<float> &x = rotated[cold ? next : 0];
@@ -628,6 +627,11 @@ std::pair<double, double> timeProduct(const std::string &role, int64_t m,
   for (size_t i = 0; i < rotated.size(); ++i)
     run(true);
   double cold = bestOf([&] { run(true); }, 5, 0.2);
+  // The packed copies of this product's weights go with its buffers: kept,
+  // they would pile up over the list (up to 64 MiB per line) and a later
+  // buffer at a freed address could find a copy of other values.
+  pipecc_rt_blas_set_packed_weights(0);
+  pipecc_rt_blas_set_packed_weights(1);
   return {flops / hot / 1e9, flops / cold / 1e9};
 }
 

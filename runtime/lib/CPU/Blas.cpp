@@ -158,6 +158,23 @@ void engineGemm(const gemm::Kernel &kernel, bool transA, bool transB,
   });
 }
 
+/// A product whose B is not a weight, with its epilogue: in the engine
+/// where engineRunsProduct says so (the epilogue in its last store), else
+/// the BLAS's product and the epilogue in a pass over C. `kernel` is
+/// packedWeightKernel()'s (null: the BLAS).
+void plainGemm(const gemm::Kernel *kernel, bool transA, bool transB,
+               int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+               int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+               int64_t ldc, const gemm::Epilogue &epilogue = {}) {
+  if (kernel && engineRunsProduct(*kernel, m, n, k)) {
+    engineGemm(*kernel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta,
+               c, ldc, epilogue);
+    return;
+  }
+  blasGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  gemm::applyEpilogue(m, n, c, ldc, epilogue);
+}
+
 /// "OpenBLAS 0.3.34.481.3 (scipy-openblas32), Haswell kernels": the version
 /// is the first two words of the library's configuration string, the
 /// kernels those its CPUID dispatch picked.
@@ -195,13 +212,8 @@ void pipecc_rt_sgemm(int32_t trans_a, int32_t trans_b, int64_t m, int64_t n,
                      int64_t ldc) {
   guardCall([&] {
     checkGemmArguments(trans_a, trans_b, m, n, k, lda, ldb, ldc);
-    const gemm::Kernel *kernel = packedWeightKernel();
-    if (kernel && engineRunsProduct(*kernel, m, n, k))
-      engineGemm(*kernel, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
-                 beta, c, ldc);
-    else
-      blasGemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
-               ldc);
+    plainGemm(packedWeightKernel(), trans_a, trans_b, m, n, k, alpha, a, lda,
+              b, ldb, beta, c, ldc);
   });
 }
 
@@ -234,14 +246,9 @@ void pipecc_rt_sgemm_epilogue(int32_t trans_a, int32_t trans_b, int64_t m,
     if (kernel && (flags & PIPECC_RT_GEMM_WEIGHT_B) && k > 0) {
       gemmWeight(*kernel, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
                  beta, c, ldc, epilogue);
-    } else if (kernel && engineRunsProduct(*kernel, m, n, k)) {
-      engineGemm(*kernel, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
-                 beta, c, ldc, epilogue);
     } else {
-      // The BLAS's product, then the epilogue in a pass over C.
-      blasGemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
-               ldc);
-      gemm::applyEpilogue(m, n, c, ldc, epilogue);
+      plainGemm(kernel, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
+                beta, c, ldc, epilogue);
     }
   });
 }
@@ -294,16 +301,9 @@ void pipecc_rt_sgemm_batched(int32_t trans_a, int32_t trans_b, int64_t m,
           batch);
       return;
     }
-    bool engine = kernel && engineRunsProduct(*kernel, m, n, k);
-    for (int64_t i = 0; i < batch; ++i) {
-      if (engine)
-        engineGemm(*kernel, trans_a, trans_b, m, n, k, alpha,
-                   a + i * stride_a, lda, b + i * stride_b, ldb, beta,
-                   c + i * stride_c, ldc);
-      else
-        blasGemm(trans_a, trans_b, m, n, k, alpha, a + i * stride_a, lda,
-                 b + i * stride_b, ldb, beta, c + i * stride_c, ldc);
-    }
+    for (int64_t i = 0; i < batch; ++i)
+      plainGemm(kernel, trans_a, trans_b, m, n, k, alpha, a + i * stride_a,
+                lda, b + i * stride_b, ldb, beta, c + i * stride_c, ldc);
   });
 }
 
