@@ -75,6 +75,16 @@ int64_t Device::sgdStepAndClearF32(float *param, float *grad, int64_t count,
   return -1;
 }
 
+void *allocateHostMemory(int64_t bytes, int64_t smallAlignment) {
+  int64_t alignment = bytes >= kHugePageBytes ? kHugePageBytes : smallAlignment;
+  size_t rounded = static_cast<size_t>(std::max<int64_t>(
+      alignment, (bytes + alignment - 1) / alignment * alignment));
+  void *memory = std::aligned_alloc(static_cast<size_t>(alignment), rounded);
+  if (memory && alignment == kHugePageBytes)
+    adviseHugePages(memory, static_cast<int64_t>(rounded));
+  return memory;
+}
+
 namespace {
 class HostDevice final : public Device {
 public:
@@ -85,15 +95,9 @@ public:
     if (bytes < 0)
       fail("host device: allocation of ", bytes, " bytes");
     // The arena: huge pages where it spans whole ones.
-    int64_t alignment = bytes >= kHugePageBytes ? kHugePageBytes : 256;
-    size_t rounded = static_cast<size_t>(
-        std::max<int64_t>(alignment, (bytes + alignment - 1) / alignment *
-                                         alignment));
-    void *memory = std::aligned_alloc(static_cast<size_t>(alignment), rounded);
+    void *memory = allocateHostMemory(bytes, 256);
     if (!memory)
       fail("out of host memory allocating ", bytes, " bytes");
-    if (alignment == kHugePageBytes)
-      adviseHugePages(memory, static_cast<int64_t>(rounded));
     return memory;
   }
   void deallocate(void *memory) override { std::free(memory); }

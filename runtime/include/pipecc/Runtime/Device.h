@@ -97,6 +97,13 @@ std::unique_ptr<Device> createHostDevice();
 /// nested ones under a hypervisor. Advice only: nothing fails without it.
 void adviseHugePages(void *memory, int64_t bytes);
 
+/// Host memory for a large buffer (the arena, a packed weight): at least
+/// `bytes`, rounded up to its alignment, which is 2 MiB (and the range
+/// advised to huge pages, adviseHugePages) from 2 MiB up, else
+/// `smallAlignment` (a power of two). Null when out of memory; free it with
+/// std::free.
+void *allocateHostMemory(int64_t bytes, int64_t smallAlignment);
+
 } // namespace pipecc::rt
 
 #endif // PIPECC_RUNTIME_DEVICE_H

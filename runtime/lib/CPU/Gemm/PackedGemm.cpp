@@ -33,8 +33,6 @@ namespace pipecc::rt::gemm {
 namespace {
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-constexpr int64_t kHugePage = 2 << 20;
-
 /// 64-byte aligned floats, grown (never shrunk) on demand; contents are not
 /// kept across growth.
 class AlignedBuffer {
@@ -46,15 +44,9 @@ public:
       data_ = nullptr;
       capacity_ = 0;
       // A packed weight of 2 MiB or more on huge pages (Device.h).
-      int64_t alignment = floats * 4 >= kHugePage ? kHugePage : 64;
-      size_t bytes =
-          static_cast<size_t>(ceilDiv(floats * 4, alignment) * alignment);
-      data_ = static_cast<float *>(
-          std::aligned_alloc(static_cast<size_t>(alignment), bytes));
+      data_ = static_cast<float *>(allocateHostMemory(floats * 4, 64));
       if (!data_)
         throw std::bad_alloc();
-      if (alignment == kHugePage)
-        adviseHugePages(data_, static_cast<int64_t>(bytes));
       capacity_ = floats;
     }
     return data_;
