@@ -1,7 +1,9 @@
 //===- BlasReport.cpp - The target's BLAS as the core runtime sees it -----===//
 #include "pipecc/Runtime/BlasReport.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 
 // Weak: defined by pipecc_runtime_cpu when the executable links it, null
 // otherwise.
@@ -11,6 +13,8 @@
 #pragma weak pipecc_rt_weights_changed
 #pragma weak pipecc_rt_packed_weight_stats
 #pragma weak pipecc_rt_pack_stale_weights
+#pragma weak pipecc_rt_blas_record_products
+#pragma weak pipecc_rt_blas_products
 
 namespace pipecc::rt {
 
@@ -61,6 +65,75 @@ std::string blasReportLine(int rank) {
                 counters.seconds,
                 counters.seconds > 0 ? gflop / counters.seconds : 0.0);
   return line;
+}
+
+void recordGemmProducts(bool enabled) {
+  if (pipecc_rt_blas_record_products)
+    pipecc_rt_blas_record_products(enabled ? 1 : 0);
+}
+
+namespace {
+const char *gemmPathName(int32_t path) {
+  switch (path) {
+  case PIPECC_RT_GEMM_BLAS:
+    return "blas";
+  case PIPECC_RT_GEMM_ENGINE:
+    return "engine";
+  case PIPECC_RT_GEMM_PACKED_WEIGHT:
+    return "packed-weight";
+  case PIPECC_RT_GEMM_ENGINE_BATCHED:
+    return "engine-batched";
+  default:
+    return "unknown";
+  }
+}
+} // namespace
+
+std::string gemmProductLines(int rank) {
+  char line[256];
+  if (!pipecc_rt_blas_products) {
+    std::snprintf(line, sizeof line, "gemm rank %d: none linked\n", rank);
+    return line;
+  }
+  std::vector<pipecc_rt_gemm_product> products(
+      static_cast<size_t>(pipecc_rt_blas_products(nullptr, 0)));
+  products.resize(static_cast<size_t>(pipecc_rt_blas_products(
+      products.data(), static_cast<int64_t>(products.size()))));
+  // Where the time went first.
+  std::stable_sort(products.begin(), products.end(),
+                   [](const auto &a, const auto &b) {
+                     return a.seconds > b.seconds;
+                   });
+  double total = 0;
+  for (const pipecc_rt_gemm_product &product : products)
+    total += product.seconds;
+  std::string text;
+  for (const pipecc_rt_gemm_product &product : products) {
+    double flops = 2.0 * double(product.m) * double(product.n) *
+                   double(product.k) * double(product.batch) *
+                   double(product.calls);
+    char batch[32] = "";
+    if (product.batch != 1)
+      std::snprintf(batch, sizeof batch, "%lld x ",
+                    static_cast<long long>(product.batch));
+    std::snprintf(
+        line, sizeof line,
+        "gemm rank %d: %s%lldx%lldx%lld %c%c beta %d %s, %lld calls, %.3f ms, "
+        "%.1f GFLOP/s, %.1f%% of sgemm time\n",
+        rank, batch, static_cast<long long>(product.m),
+        static_cast<long long>(product.n), static_cast<long long>(product.k),
+        product.trans_a ? 't' : 'n', product.trans_b ? 't' : 'n',
+        product.accumulate ? 1 : 0, gemmPathName(product.path),
+        static_cast<long long>(product.calls), product.seconds * 1e3,
+        product.seconds > 0 ? flops / product.seconds * 1e-9 : 0.0,
+        total > 0 ? 100.0 * product.seconds / total : 0.0);
+    text += line;
+  }
+  if (products.empty()) {
+    std::snprintf(line, sizeof line, "gemm rank %d: no products\n", rank);
+    text = line;
+  }
+  return text;
 }
 
 } // namespace pipecc::rt

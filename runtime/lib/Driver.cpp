@@ -669,8 +669,15 @@ int pipecc::rt::runRank(int argc, char **argv,
 
   // Start timing together: set-up (file loading) differs between ranks.
   transport.barrier(Channel::Control);
-  for (ctx.stepIndex = 0; ctx.stepIndex < options.steps; ++ctx.stepIndex)
+  // --gemms counts the steps after the first (its packing, first touches
+  // and page faults are once per run), or the one step.
+  if (options.gemms && options.steps <= 1)
+    recordGemmProducts(true);
+  for (ctx.stepIndex = 0; ctx.stepIndex < options.steps; ++ctx.stepIndex) {
+    if (options.gemms && ctx.stepIndex == 1)
+      recordGemmProducts(true);
     runStep(ctx, samples);
+  }
   ctx.stepIndex = options.steps > 0 ? options.steps - 1 : 0;
 
   if (!options.savePath.empty()) {
@@ -687,6 +694,8 @@ int pipecc::rt::runRank(int argc, char **argv,
     reportMemory(ctx);
   if (options.blas)
     printInRankOrder(transport, blasReportLine(transport.rank()));
+  if (options.gemms)
+    printInRankOrder(transport, gemmProductLines(transport.rank()));
   transport.barrier(Channel::Control);
   transport.finalize();
   return 0;

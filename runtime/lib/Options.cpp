@@ -92,6 +92,8 @@ Options parseOptions(int argc, char **argv) {
     }
     else if (name == "--blas")
       options.blas = flag();
+    else if (name == "--gemms")
+      options.gemms = flag();
     else if (name == "--no-packed-weights")
       options.packedWeights = !flag();
     else if (name == "--transport") {
@@ -153,6 +155,11 @@ std::string usageText(const char *programName) {
          "(default 1, 1..64)\n"
          "  --blas             print per-rank BLAS, kernels, threads and "
          "sgemm GFLOP/s at exit\n"
+         "  --gemms            print per-rank sgemm time and GFLOP/s of each "
+         "product\n"
+         "                     (shape, transposes, beta, kernel path) at "
+         "exit, steps after\n"
+         "                     the first\n"
          "  --no-packed-weights\n"
          "                     let the BLAS pack a weight at every call "
          "(default: once per\n"

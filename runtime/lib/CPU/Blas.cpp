@@ -12,11 +12,13 @@
 #include "pipecc/Runtime/Runtime.h"
 
 #include <cblas.h>
+#include <algorithm>
 #include <cctype>
 #include <climits>
 #include <cstring>
 #include <ctime>
 #include <string>
+#include <vector>
 
 #ifndef PIPECC_BLAS_SYMBOL_PREFIX
 #define PIPECC_BLAS_SYMBOL_PREFIX
@@ -100,27 +102,67 @@ double monotonicSeconds() {
   return static_cast<double>(now.tv_sec) + 1e-9 * now.tv_nsec;
 }
 
-/// Runs `product` (`products` M x N x K GEMMs) timed and counted in the
-/// BLAS counters, one rule for every path; an empty C runs and counts
-/// nothing.
+/// One product's key in the per-product counters: what ran it and how.
+struct ProductKey {
+  int32_t path;
+  bool transA, transB;
+  float beta;
+  int64_t m, n, k, batch = 1;
+  bool operator==(const pipecc_rt_gemm_product &held) const {
+    return held.path == path && held.trans_a == transA &&
+           held.trans_b == transB && held.accumulate == (beta != 0) &&
+           held.m == m && held.n == n && held.k == k && held.batch == batch;
+  }
+};
+
+/// pipecc_rt_blas_record_products' table, in the order first seen; a
+/// linear scan from the last hit (a step's products come in runs of one
+/// shape, and a rank meets tens of shapes).
+struct ProductTable {
+  bool recording = false;
+  std::vector<pipecc_rt_gemm_product> products;
+  size_t last = 0;
+  void add(const ProductKey &key, double seconds) {
+    size_t count = products.size();
+    for (size_t i = 0; i < count; ++i) {
+      size_t at = (last + i) % count;
+      if (key == products[at]) {
+        last = at;
+        products[at].calls += 1;
+        products[at].seconds += seconds;
+        return;
+      }
+    }
+    products.push_back({key.path, key.transA, key.transB, key.beta != 0,
+                        key.m, key.n, key.k, key.batch, 1, seconds});
+    last = count;
+  }
+};
+ProductTable productTable;
+
+/// Runs `product` (key.batch GEMMs of key's M x N x K) timed and counted
+/// in the BLAS counters, and in the per-product ones while they record:
+/// one rule for every path; an empty C runs and counts nothing.
 template <typename Product>
-void counted(int64_t m, int64_t n, int64_t k, Product product,
-             int64_t products = 1) {
-  if (m == 0 || n == 0 || products == 0)
+void counted(const ProductKey &key, Product product) {
+  if (key.m == 0 || key.n == 0 || key.batch == 0)
     return;
   // Two clock reads (about 20 ns each, vDSO) against a GEMM of the sizes
   // models meet (microseconds to milliseconds).
   double start = monotonicSeconds();
   product();
-  counters.seconds += monotonicSeconds() - start;
-  counters.calls += products;
-  counters.flops += 2 * m * n * k * products;
+  double seconds = monotonicSeconds() - start;
+  counters.seconds += seconds;
+  counters.calls += key.batch;
+  counters.flops += 2 * key.m * key.n * key.k * key.batch;
+  if (productTable.recording)
+    productTable.add(key, seconds);
 }
 
 void blasGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
               float alpha, const float *a, int64_t lda, const float *b,
               int64_t ldb, float beta, float *c, int64_t ldc) {
-  counted(m, n, k, [&] {
+  counted({PIPECC_RT_GEMM_BLAS, transA, transB, beta, m, n, k}, [&] {
     BLAS(cblas_sgemm)(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
                       transB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
                       static_cast<int>(n), static_cast<int>(k), alpha, a,
@@ -137,7 +179,7 @@ void gemmWeight(const gemm::Kernel &kernel, bool transA, bool transB,
                 int64_t m, int64_t n, int64_t k, float alpha, const float *a,
                 int64_t lda, const float *b, int64_t ldb, float beta,
                 float *c, int64_t ldc, const gemm::Epilogue &epilogue = {}) {
-  counted(m, n, k, [&] {
+  counted({PIPECC_RT_GEMM_PACKED_WEIGHT, transA, transB, beta, m, n, k}, [&] {
     const gemm::PackedMatrix &packed =
         packedWeights.get(kernel, transB, k, n, b, ldb);
     gemm::gemmPackedB(kernel, transA, m, alpha, a, lda, packed, beta, c, ldc,
@@ -152,7 +194,7 @@ void engineGemm(const gemm::Kernel &kernel, bool transA, bool transB,
                 int64_t m, int64_t n, int64_t k, float alpha, const float *a,
                 int64_t lda, const float *b, int64_t ldb, float beta,
                 float *c, int64_t ldc, const gemm::Epilogue &epilogue = {}) {
-  counted(m, n, k, [&] {
+  counted({PIPECC_RT_GEMM_ENGINE, transA, transB, beta, m, n, k}, [&] {
     gemm::gemm(kernel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta,
                c, ldc, epilogue);
   });
@@ -291,14 +333,13 @@ void pipecc_rt_sgemm_batched(int32_t trans_a, int32_t trans_b, int64_t m,
     if (kernel && batch > 1 && gemm::runsBatched(*kernel, m, n, k)) {
       // Small products (attention's per head): the engine prefetches the
       // next product's operands while one runs; each counts as one call.
-      counted(
-          m, n, k,
-          [&] {
-            gemm::gemmBatched(*kernel, trans_a, trans_b, m, n, k, alpha, a,
-                              lda, stride_a, b, ldb, stride_b, beta, c, ldc,
-                              stride_c, batch);
-          },
-          batch);
+      counted({PIPECC_RT_GEMM_ENGINE_BATCHED, trans_a != 0, trans_b != 0, beta,
+               m, n, k, batch},
+              [&] {
+                gemm::gemmBatched(*kernel, trans_a, trans_b, m, n, k, alpha,
+                                  a, lda, stride_a, b, ldb, stride_b, beta, c,
+                                  ldc, stride_c, batch);
+              });
       return;
     }
     for (int64_t i = 0; i < batch; ++i)
@@ -313,6 +354,20 @@ void pipecc_rt_blas_stats(pipecc_rt_blas_counters *out) {
 }
 
 void pipecc_rt_blas_reset_stats(void) { counters = {}; }
+
+void pipecc_rt_blas_record_products(int32_t enabled) {
+  productTable = {};
+  productTable.recording = enabled != 0;
+}
+
+int64_t pipecc_rt_blas_products(pipecc_rt_gemm_product *out,
+                                int64_t capacity) {
+  int64_t held = static_cast<int64_t>(productTable.products.size());
+  if (out)
+    std::copy_n(productTable.products.begin(),
+                std::clamp<int64_t>(capacity, 0, held), out);
+  return held;
+}
 
 const char *pipecc_rt_blas_description(void) {
   static std::string description;

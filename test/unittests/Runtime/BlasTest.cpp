@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -193,6 +194,73 @@ TEST(Blas, CountersCountEveryCallAndItsFlopsExactly) {
   pipecc_rt_blas_reset_stats();
   pipecc_rt_blas_stats(&counters);
   EXPECT_EQ(counters.calls, 0);
+}
+
+TEST(Blas, ProductCountersKeyEachShapeReadingAndPath) {
+  std::vector<float> a(64 * 64, 0.5f), b(64 * 64, 0.25f), c(64 * 64, 0.0f);
+  // Not recording: nothing is kept.
+  pipecc_rt_blas_record_products(0);
+  pipecc_rt_sgemm(0, 1, 7, 13, 5, 1, a.data(), 5, b.data(), 5, 0, c.data(),
+                  13);
+  EXPECT_EQ(pipecc_rt_blas_products(nullptr, 0), 0);
+
+  pipecc_rt_blas_record_products(1);
+  for (int i = 0; i < 3; ++i)
+    pipecc_rt_sgemm(0, 1, 7, 13, 5, 1, a.data(), 5, b.data(), 5, 0, c.data(),
+                    13);
+  // The same shape read otherwise, or added into, is another product.
+  pipecc_rt_sgemm(0, 0, 7, 13, 5, 1, a.data(), 5, b.data(), 13, 0, c.data(),
+                  13);
+  pipecc_rt_sgemm(0, 1, 7, 13, 5, 1, a.data(), 5, b.data(), 5, 1, c.data(),
+                  13);
+  // A weight's product: the engine on its packed copy, where it has one.
+  pipecc_rt_sgemm_weight(0, 1, 8, 64, 64, 1, a.data(), 64, b.data(), 64, 0,
+                         c.data(), 64);
+  // An empty C counts nothing, here as in the totals.
+  pipecc_rt_sgemm(0, 0, 0, 13, 5, 1, a.data(), 5, b.data(), 13, 0, c.data(),
+                  13);
+  ASSERT_EQ(pipecc_rt_blas_products(nullptr, 0), 4);
+  std::vector<pipecc_rt_gemm_product> products(4);
+  ASSERT_EQ(pipecc_rt_blas_products(products.data(), 4), 4);
+  const pipecc_rt_gemm_product &first = products[0];
+  EXPECT_EQ(first.m, 7);
+  EXPECT_EQ(first.n, 13);
+  EXPECT_EQ(first.k, 5);
+  EXPECT_EQ(first.trans_a, 0);
+  EXPECT_EQ(first.trans_b, 1);
+  EXPECT_EQ(first.accumulate, 0);
+  EXPECT_EQ(first.batch, 1);
+  EXPECT_EQ(first.calls, 3);
+  EXPECT_GT(first.seconds, 0);
+  EXPECT_EQ(products[1].trans_b, 0);
+  EXPECT_EQ(products[1].calls, 1);
+  EXPECT_EQ(products[2].accumulate, 1);
+  EXPECT_EQ(products[2].path, first.path);
+  EXPECT_EQ(products[3].path, pipecc_rt_blas_set_packed_weights(1)
+                                  ? PIPECC_RT_GEMM_PACKED_WEIGHT
+                                  : PIPECC_RT_GEMM_BLAS);
+
+  // The report: most time first, one line each.
+  std::string lines = pipecc::rt::gemmProductLines(2);
+  EXPECT_EQ(lines.rfind("gemm rank 2: ", 0), 0u) << lines;
+  EXPECT_NE(lines.find("gemm rank 2: 7x13x5 nt beta 0 "), std::string::npos)
+      << lines;
+  EXPECT_NE(lines.find(", 3 calls, "), std::string::npos) << lines;
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 4) << lines;
+
+  // Recording again starts from empty; a copy stops at the capacity.
+  pipecc_rt_blas_record_products(1);
+  pipecc_rt_sgemm(0, 1, 7, 13, 5, 1, a.data(), 5, b.data(), 5, 0, c.data(),
+                  13);
+  pipecc_rt_sgemm(0, 0, 7, 13, 5, 1, a.data(), 5, b.data(), 13, 0, c.data(),
+                  13);
+  pipecc_rt_gemm_product one{};
+  EXPECT_EQ(pipecc_rt_blas_products(&one, 1), 2);
+  EXPECT_EQ(one.calls, 1);
+  EXPECT_EQ(one.trans_b, 1);
+  pipecc_rt_blas_record_products(0);
+  EXPECT_EQ(pipecc_rt_blas_products(nullptr, 0), 0);
+  EXPECT_EQ(pipecc::rt::gemmProductLines(0), "gemm rank 0: no products\n");
 }
 
 TEST(Blas, DescriptionNamesLibraryVersionAndKernels) {

@@ -42,6 +42,17 @@ int64_t packedWeightBytes();
 /// --blas prints per rank.
 std::string blasReportLine(int rank);
 
+/// Starts (from empty) or stops the BLAS's per-product counters (nothing
+/// without a BLAS).
+void recordGemmProducts(bool enabled);
+
+/// The lines --gemms prints for a rank, one per product recorded, most
+/// time first: "gemm rank <r>: [<batch> x ]<M>x<N>x<K> <op(A)><op(B)> beta
+/// <0|1> <path>, <calls> calls, <t> ms, <x> GFLOP/s, <p>% of sgemm time\n"
+/// (ops n or t; path blas, engine, packed-weight or engine-batched), or
+/// "gemm rank <r>: no products\n" / "... none linked\n".
+std::string gemmProductLines(int rank);
+
 } // namespace pipecc::rt
 
 #endif // PIPECC_RUNTIME_BLASREPORT_H

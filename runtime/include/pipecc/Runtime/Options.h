@@ -31,6 +31,9 @@ struct Options {
   int threads = 1;
   /// --blas: print the BLAS, its kernels, threads and sgemm totals at exit.
   bool blas = false;
+  /// --gemms: print each sgemm product's calls, time and rate at exit
+  /// (steps after the first, as --timers' summaries).
+  bool gemms = false;
   /// Not --no-packed-weights: matmuls by a parameter reuse one packed copy
   /// per step (pipecc_rt_sgemm_weight; single-threaded, so --threads 1).
   bool packedWeights = true;

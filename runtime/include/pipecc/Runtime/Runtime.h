@@ -523,6 +523,31 @@ const char *pipecc_rt_blas_description(void);
  * number in effect afterwards (the library's own count). */
 int32_t pipecc_rt_blas_set_threads(int32_t threads);
 int32_t pipecc_rt_blas_threads(void);
+/* Per-product counters (out/launch --gemms): while recording is on, every
+ * sgemm is also counted under its shape, how its operands are read and
+ * what ran it, so a step's matmul time can be laid beside each shape's best
+ * rate (scripts/bench-cpu.sh). Off by default: a lookup per call. */
+enum {
+  PIPECC_RT_GEMM_BLAS = 0,          /* the BLAS's cblas_sgemm */
+  PIPECC_RT_GEMM_ENGINE = 1,        /* the packed engine, both packed per call */
+  PIPECC_RT_GEMM_PACKED_WEIGHT = 2, /* the engine on B's packed copy */
+  PIPECC_RT_GEMM_ENGINE_BATCHED = 3 /* the engine's batch of small products */
+};
+typedef struct pipecc_rt_gemm_product {
+  int32_t path;       /* PIPECC_RT_GEMM_* */
+  int32_t trans_a;    /* op(A) = A^T */
+  int32_t trans_b;    /* op(B) = B^T */
+  int32_t accumulate; /* beta != 0: C is read and added into */
+  int64_t m, n, k;
+  int64_t batch;      /* products per call (1 but for batched calls) */
+  int64_t calls;      /* calls of this product since recording began */
+  double seconds;     /* wall-clock time inside them, packing included */
+} pipecc_rt_gemm_product;
+/* Starts (enabled != 0, from empty) or stops recording. */
+void pipecc_rt_blas_record_products(int32_t enabled);
+/* Copies up to `capacity` recorded products, in the order first seen, to
+ * `out` (may be NULL with capacity 0); returns how many are recorded. */
+int64_t pipecc_rt_blas_products(pipecc_rt_gemm_product *out, int64_t capacity);
 
 /* dst[i] += src[i] */
 void pipecc_rt_accumulate_f32(float *dst, const float *src, int64_t n);
