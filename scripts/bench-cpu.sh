@@ -10,7 +10,8 @@
 # pipecc/PyTorch, GFLOP/s against the single-core sgemm peak measured on the
 # model's matmul shapes, losses of step 1 and the last step of every runner,
 # pipecc's predicted step time and, per rank, its buffer plan beside the
-# measured peak resident memory, and `out/launch --timers` where it exists.
+# measured peak resident memory, and `out/launch --timers` where it exists,
+# and `out/launch --gemms`' products beside each one's best measured rate.
 # docs/testing.md ("Benchmarks against PyTorch") describes the output.
 #
 # Models: mlp (WIDTH x WIDTH Linear + ReLU LAYERS times, Linear WIDTH x
@@ -35,7 +36,10 @@
 #      PIPECC (build/bin/pipecc), QUICK=1 (a smoke run: P "1 2", 4 steps,
 #      1 repeat, width 256, batch 64, mlp, 1f1b; explicit settings win),
 #      BLAS_ROWS=1 (each pipecc configuration also run with
-#      --no-packed-weights, as runner pipecc-blas).
+#      --no-packed-weights, as runner pipecc-blas), PROFILE_ONCE=1 (one
+#      `pipecc profile` for every round, instead of a fresh one and a
+#      recompile before each round, so that each prediction is compared
+#      with runs made just after its profile).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dry_run=0

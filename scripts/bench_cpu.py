@@ -85,6 +85,11 @@ def options():
         # Also every pipecc configuration with --no-packed-weights (the BLAS
         # packing each weight at every call): what the packed copies gain.
         "blas_rows": os.environ.get("BLAS_ROWS", "") not in ("", "0"),
+        # `pipecc profile` again before every repeat round (and pipecc's
+        # configurations compiled again with it), so that each prediction
+        # is set beside runs made minutes after its profile, not after
+        # every earlier round: a shared machine's speed drifts.
+        "profile_rounds": os.environ.get("PROFILE_ONCE", "") in ("", "0"),
     }
     for text in env_list("P", "1 2" if quick else "1 2 4"):
         if not text.isdigit() or int(text) < 1:
@@ -495,24 +500,58 @@ def sgemm_peak(torch, shapes, best, seconds=0.3, cold=False, batched=()):
     shared machine."""
     total_flops, total_time = 0.0, 0.0
     for key, role in step_products(shapes) + list(batched):
-        entry = (key, role if cold or role == "batched" else "", cold)
-        if entry not in best or not best[entry][1]:
-            measured = time_product(torch, key, role, cold, seconds)
-            best[entry] = (min(measured, best.get(entry, (1e9,))[0]), True)
-        flops = 2.0 * math.prod(key)
-        seconds_each = best[entry][0]
-        rate = profile_shape_rate(key, role, cold) \
-            if role != "batched" else None
-        if rate:
-            seconds_each = min(seconds_each, flops / rate)
-        # pipecc's own entry points at this exact shape (product_rates).
-        own = PIPECC_RATES.get((key, role))
-        if own and own[1 if cold else 0] > 0:
-            seconds_each = min(seconds_each, flops / (own[1 if cold else 0]
-                                                      * 1e9))
-        total_flops += flops
-        total_time += seconds_each
+        total_flops += 2.0 * math.prod(key)
+        total_time += product_best_seconds(torch, key, role, best, seconds,
+                                           cold)
     return total_flops / total_time / 1e9
+
+
+def product_best_seconds(torch, key, role, best, seconds=0.3, cold=False):
+    """The best time of one product of the step (sgemm_peak's rule): the
+    best of torch (timed unless `best` holds it), pipecc profile's rate
+    and pipecc's own entry points at that shape."""
+    entry = (key, role if cold or role == "batched" else "", cold)
+    if entry not in best or (not best[entry][1] and torch is not None):
+        measured = time_product(torch, key, role, cold, seconds)
+        best[entry] = (min(measured, best.get(entry, (1e9,))[0]), True)
+    flops = 2.0 * math.prod(key)
+    seconds_each = best[entry][0]
+    rate = profile_shape_rate(key, role, cold) if role != "batched" else None
+    if rate:
+        seconds_each = min(seconds_each, flops / rate)
+    # pipecc's own entry points at this exact shape (product_rates).
+    own = PIPECC_RATES.get((key, role))
+    if own and own[1 if cold else 0] > 0:
+        seconds_each = min(seconds_each, flops / (own[1 if cold else 0]
+                                                  * 1e9))
+    return seconds_each
+
+
+# `out/launch --gemms` lines: (rank, [batch], M, N, K, ops, beta, path,
+# calls, ms).
+GEMM_LINE = re.compile(
+    r"^gemm rank (\d+): (?:(\d+) x )?(\d+)x(\d+)x(\d+) ([nt][nt]) beta "
+    r"([01]) (\S+), (\d+) calls, ([0-9.]+) ms", re.M)
+
+
+def gemm_products(text):
+    """{rank: [(key, role, path, calls, seconds)]} from --gemms lines,
+    keyed as step_products and batched_products key the step's products:
+    x W^T (nt) is forward, dY W (nn) input, dY^T X (tn) weight; a batch
+    is batched."""
+    ranks = {}
+    for (rank, batch, m, n, k, ops, _, path, calls,
+         ms) in GEMM_LINE.findall(text):
+        m, n, k = int(m), int(n), int(k)
+        if batch:
+            key, role = (int(batch), m, k, n), "batched"
+        else:
+            key = (m, k, n)
+            role = {"nt": "forward", "nn": "input", "tn": "weight"}.get(ops)
+        if role:
+            ranks.setdefault(int(rank), []).append(
+                (key, role, path, int(calls), float(ms) / 1e3))
+    return ranks
 
 
 PROFILE_GEMM = {}
@@ -807,7 +846,24 @@ def launch_features(launch):
     text = subprocess.run([launch, "--help"], capture_output=True,
                           text=True).stdout + ""
     return {flag: flag in text for flag in ("--threads", "--timers",
-                                            "--memory")}
+                                            "--memory", "--gemms")}
+
+
+def compile_entry(o, pipecc, folder, row, entry, profile):
+    """Compiles a pipecc row into entry["binary"] with `profile`; sets its
+    prediction and buffer plan, or its error."""
+    model, _, p, m, schedule = row
+    error = pipecc_compile(o, pipecc, folder, model, p, m, schedule,
+                           entry["binary"], profile)
+    if error:
+        entry["error"] = error
+        return
+    manifest = json.load(open(os.path.join(entry["binary"],
+                                           "pipeline.json")))
+    entry["predicted"] = manifest.get("prediction", {}).get(
+        "predicted_step_s")
+    entry["arena"] = [r.get("arena_bytes") for r in manifest.get(
+        "memory_plan", {}).get("ranks", [])]
 
 
 def pipecc_compile(o, pipecc, folder, model, p, m, schedule, out, device):
@@ -842,8 +898,8 @@ def pipecc_run(o, out, batch, folder, features, log, blas_only=False):
            "--lr", str(o["lr"])]
     if blas_only:
         cmd.append("--no-packed-weights")
-    for flag in ("--timers", "--memory"):
-        if features[flag]:
+    for flag in ("--timers", "--memory", "--gemms"):
+        if features.get(flag):
             cmd.append(flag)
     if features["--threads"]:
         cmd += ["--threads", "1"]
@@ -858,11 +914,12 @@ def pipecc_run(o, out, batch, folder, features, log, blas_only=False):
               for r, a, pk, ws, pw in MEMORY_LINE.findall(text)}
     timers = [line for line in text.splitlines()
               if line.strip() and not STEP_LINE.match(line)
-              and not MEMORY_LINE.match(line)]
-    return times, losses, memory, timers
+              and not MEMORY_LINE.match(line)
+              and not GEMM_LINE.match(line)]
+    return times, losses, memory, timers, gemm_products(text)
 
 
-def pipecc_profile(pipecc, out):
+def pipecc_profile(pipecc, out, name="host.json"):
     """`pipecc profile -o out/host.json` where the compiler has it: the
     profile's path and its best matmul rate (GFLOP/s, the largest number
     under a key naming GFLOP/s or FLOP/s), else (None, None)."""
@@ -870,7 +927,7 @@ def pipecc_profile(pipecc, out):
                            capture_output=True, text=True)
     if probe.returncode or "profile" not in probe.stdout + probe.stderr:
         return None, None
-    path = os.path.join(out, "host.json")
+    path = os.path.join(out, name)
     proc = subprocess.run([pipecc, "profile", "-o", path],
                           capture_output=True, text=True, env=run_env())
     if proc.returncode or not os.path.exists(path):
@@ -945,6 +1002,8 @@ def cmd_run(out):
 
     results = {}
     extra = {}
+    # (model, round, best matmul GFLOP/s) of each profile after the first.
+    profile_rounds = []
     for model in o["models"]:
         spec = model_spec(o, model)
         folder = os.path.join(out, model)
@@ -970,6 +1029,12 @@ def cmd_run(out):
                 flops_source = "scripts/model_flops.py"
         except (ValueError, KeyError):
             pass
+        if model != o["models"][0] and o["profile_rounds"] and profile:
+            # This model's first round gets a profile of its own too.
+            profile, rate = pipecc_profile(pipecc, out,
+                                           "host.%s.0.json" % model)
+            if profile:
+                profile_rounds.append((model, 0, rate))
         best = {}
         peaks = measure_peaks(torch, o, full, example, model, best,
                               profile_rate)
@@ -1000,21 +1065,23 @@ def cmd_run(out):
                 entry["error"] = "not built"
                 continue
             entry["binary"] = os.path.join(out, "build", config_name(*row))
-            error = pipecc_compile(o, pipecc, folder, model, p, m, schedule,
-                                   entry["binary"], profile)
-            if error:
-                entry["error"] = error
-                continue
-            manifest = json.load(open(os.path.join(entry["binary"],
-                                                   "pipeline.json")))
-            entry["predicted"] = manifest.get("prediction", {}).get(
-                "predicted_step_s")
-            entry["arena"] = [r.get("arena_bytes") for r in manifest.get(
-                "memory_plan", {}).get("ranks", [])]
-            features = features or launch_features(
-                os.path.join(entry["binary"], "launch"))
+            compile_entry(o, pipecc, folder, row, entry, profile)
+            if not entry["error"]:
+                features = features or launch_features(
+                    os.path.join(entry["binary"], "launch"))
         os.makedirs(os.path.join(out, "runs"), exist_ok=True)
         for i in range(o["repeats"]):
+            if i and o["profile_rounds"] and profile:
+                # This round's profile and predictions (the executables
+                # compiled again with it: the cut may follow the rates).
+                profile, rate = pipecc_profile(
+                    pipecc, out, "host.%s.%d.json" % (model, i))
+                if profile:
+                    profile_rounds.append((model, i, rate))
+                    for row in rows:
+                        if row[1] == "pipecc" and not results[row]["error"]:
+                            compile_entry(o, pipecc, folder, row,
+                                          results[row], profile)
             for row in rows:
                 _, runner, p, m, schedule = row
                 entry = results[row]
@@ -1042,10 +1109,18 @@ def cmd_run(out):
                 entry["losses"] = result[1]
                 if runner in ("pipecc", "pipecc-blas"):
                     entry["memory"], entry["timers"] = result[2], result[3]
+                    entry["gemms"] = result[4]
+                    twin = results.get((model, "pipecc", p, m, schedule), {})
+                    if twin.get("predicted"):
+                        entry.setdefault("predicted_runs", []).append(
+                            twin["predicted"])
         if features:
             extra[model]["features"] = features
         extra[model]["peaks"] = measure_peaks(torch, o, full, example, model,
                                               best, profile_rate)
+        extra[model]["best"] = best
+        extra[model]["profile_rounds"] = [
+            (i, rate) for name, i, rate in profile_rounds if name == model]
         # The models done so far, in case a later one is stopped.
         partial = list(lines)
         report(o, results, extra, cores,
@@ -1091,6 +1166,15 @@ def report(o, results, extra, cores, say):
                ", ".join("M=%d hot %.1f, cold %.1f GFLOP/s" % (m, hot, cold)
                          for m, (hot, cold) in sorted(x["peaks"].items()))))
         say()
+        if x.get("profile_rounds"):
+            say("`pipecc profile` again before each round of runs, pipecc "
+                "compiled again with it (PROFILE_ONCE=1: one profile): best "
+                "matmul GFLOP/s per round %s; predicted ms is the median of "
+                "the rounds' predictions, measured/predicted the median "
+                "(min-max) of each run against its round's prediction"
+                % ", ".join("%d: %.1f" % (i, rate or 0)
+                            for i, rate in x["profile_rounds"]))
+            say()
         say("| runner | P | M | schedule | median ms | spread ms (min-max) "
             "| pipecc/PyTorch | GFLOP/s | % of hot peak x min(P, cores) "
             "| predicted ms | measured/predicted |")
@@ -1116,6 +1200,16 @@ def report(o, results, extra, cores, say):
             gflops = x["flops"] / med / 1e9
             peak = (x["peaks"].get(m) or x["peaks"].get(o["microbatches"]))[0]
             predicted = e.get("predicted") if runner == "pipecc" else None
+            accuracy = "%.2f" % (med / predicted) if predicted else ""
+            if predicted and len(e.get("predicted_runs", [])) == \
+                    len(e["runs"]) > 1:
+                # Each run against the prediction from its round's profile.
+                ratios = [statistics.median(times[w:] or times) / pred
+                          for times, pred in zip(e["runs"],
+                                                 e["predicted_runs"])]
+                accuracy = "%.2f (%.2f-%.2f)" % (statistics.median(ratios),
+                                                 min(ratios), max(ratios))
+                predicted = statistics.median(e["predicted_runs"])
             spread = "%s-%s" % (fmt_ms(lo), fmt_ms(hi))
             if len(e["runs"]) < o["repeats"]:
                 spread += " (%d of %d runs: %s)" % (
@@ -1125,7 +1219,7 @@ def report(o, results, extra, cores, say):
                             ratio, gflops,
                             100 * gflops / (peak * min(p, cores)),
                             fmt_ms(predicted) if runner == "pipecc" else "",
-                            "%.2f" % (med / predicted) if predicted else ""))
+                            accuracy))
         say()
         say("Losses (mean over the batch): step 1 and step %d" % o["steps"])
         say()
@@ -1209,10 +1303,68 @@ def report(o, results, extra, cores, say):
                     ", ".join("%.1f (%.0f%%; %.0f%%)" % (
                         r, 100 * r / hot, 100 * r / cold)
                               for r in rates) if rates else "n/a"))
+        report_products(o, rows, x, say)
         if not features.get("--threads"):
             say()
             say("(`out/launch --threads` n/a: OPENBLAS_NUM_THREADS=1 sets "
                 "one thread per rank)")
+
+
+def report_products(o, rows, x, say):
+    """Per pipecc configuration and rank (`out/launch --gemms`, the last
+    run): the sgemm time of the steps after the first beside the same
+    products at each one's best measured time (product_best_seconds, hot),
+    and for P = 1 the products one by one."""
+    best = x.get("best") or {}
+    done = [(k, e) for k, e in rows if k[1] == "pipecc" and e.get("gemms")]
+    if not done:
+        return
+    say()
+    say("pipecc's matmuls by product (`out/launch --gemms`, last run, steps "
+        "after the first) against each product's best rate measured here "
+        "(hot; torch, pipecc profile and pipecc's entry points): in-step "
+        "sgemm time, the same products at their best rates, and the ratio")
+    say()
+    say("| P | M | schedule | rank | sgemm ms | at best rates ms | % of best "
+        "| products without a best rate |")
+    say("|---|---|---|---|---|---|---|---|")
+    for (_, _, p, m, schedule), e in done:
+        for rank, products in sorted(e["gemms"].items()):
+            spent = ideal = 0.0
+            missing = 0
+            for key, role, _, calls, seconds in products:
+                entry = (key, "" if role != "batched" else role, False)
+                if entry not in best:
+                    missing += 1
+                    continue
+                spent += seconds
+                ideal += calls * product_best_seconds(None, key, role, best)
+            say("| %d | %d | %s | %d | %.1f | %.1f | %s | %d |" % (
+                p, m, schedule, rank, spent * 1e3, ideal * 1e3,
+                "%.0f%%" % (100 * ideal / spent) if spent else "n/a",
+                missing))
+    for (_, _, p, m, schedule), e in done:
+        if p != 1:
+            continue
+        say()
+        say("P=1 M=%d, product by product:" % m)
+        say()
+        say("| product (M x N x K, ops) | role | path | calls | ms | GFLOP/s "
+            "| best GFLOP/s | % of best |")
+        say("|---|---|---|---|---|---|---|---|")
+        for key, role, path, calls, seconds in e["gemms"].get(0, []):
+            flops = 2.0 * math.prod(key) * calls
+            entry = (key, "" if role != "batched" else role, False)
+            rate = flops / seconds / 1e9 if seconds else 0
+            peak = (2.0 * math.prod(key) / product_best_seconds(
+                None, key, role, best) / 1e9) if entry in best else None
+            mkn = key[1:] if role == "batched" else key
+            name = "%s%dx%dx%d" % ("%d x " % key[0] if role == "batched"
+                                   else "", mkn[0], mkn[2], mkn[1])
+            say("| %s | %s | %s | %d | %.1f | %.1f | %s | %s |" % (
+                name, role, path, calls, seconds * 1e3, rate,
+                "%.1f" % peak if peak else "n/a",
+                "%.0f%%" % (100 * rate / peak) if peak else "n/a"))
 
 
 def main():
