@@ -38,11 +38,11 @@ assert transports[0] == "socket", transports
 for link in profile["links"]:
     positive(link["latency_s"], "latency_s")
     positive(link["bytes_per_s"], "bytes_per_s")
-# Beside a busy process per core a message waits for a time slice: never
-# faster than on idle cores.
-busy = profile["links"][0]["busy_latency_s"]
-positive(busy, "busy_latency_s")
-assert busy >= profile["links"][0]["latency_s"], profile["links"][0]
+# Measured beside a busy process per core. No order against the idle
+# latency is asserted: on a virtual machine an idle core is halted and a
+# woken receiver waits for the hypervisor, so the busy figure has come out
+# below the idle one (14 against 21 us, AMD EPYC VM, 2026-12-02).
+positive(profile["links"][0]["busy_latency_s"], "busy_latency_s")
 gemm = profile["gemm"]
 points = len(gemm["m"]) * len(gemm["n"]) * len(gemm["k"])
 for axis in "mnk":
