@@ -506,11 +506,18 @@ def sgemm_peak(torch, shapes, best, seconds=0.3, cold=False, batched=()):
     return total_flops / total_time / 1e9
 
 
+def best_entry(key, role, cold=False):
+    """A product's key in sgemm_peak's `best`: hot timings of one shape
+    are the same product whatever its role (torch.mm on hot operands),
+    batched and cold ones are not."""
+    return (key, role if cold or role == "batched" else "", cold)
+
+
 def product_best_seconds(torch, key, role, best, seconds=0.3, cold=False):
     """The best time of one product of the step (sgemm_peak's rule): the
-    best of torch (timed unless `best` holds it), pipecc profile's rate
-    and pipecc's own entry points at that shape."""
-    entry = (key, role if cold or role == "batched" else "", cold)
+    best of torch (timed unless `best` holds it, or without `torch`),
+    pipecc profile's rate and pipecc's own entry points at that shape."""
+    entry = best_entry(key, role, cold)
     if entry not in best or (not best[entry][1] and torch is not None):
         measured = time_product(torch, key, role, cold, seconds)
         best[entry] = (min(measured, best.get(entry, (1e9,))[0]), True)
@@ -1029,12 +1036,18 @@ def cmd_run(out):
                 flops_source = "scripts/model_flops.py"
         except (ValueError, KeyError):
             pass
+        def profile_round(i):
+            """This round's `pipecc profile` (the path, else None), kept
+            in profile_rounds."""
+            path, rate = pipecc_profile(pipecc, out,
+                                        "host.%s.%d.json" % (model, i))
+            if path:
+                profile_rounds.append((model, i, rate))
+            return path
+
         if model != o["models"][0] and o["profile_rounds"] and profile:
             # This model's first round gets a profile of its own too.
-            profile, rate = pipecc_profile(pipecc, out,
-                                           "host.%s.0.json" % model)
-            if profile:
-                profile_rounds.append((model, 0, rate))
+            profile = profile_round(0) or profile
         best = {}
         peaks = measure_peaks(torch, o, full, example, model, best,
                               profile_rate)
@@ -1074,10 +1087,9 @@ def cmd_run(out):
             if i and o["profile_rounds"] and profile:
                 # This round's profile and predictions (the executables
                 # compiled again with it: the cut may follow the rates).
-                profile, rate = pipecc_profile(
-                    pipecc, out, "host.%s.%d.json" % (model, i))
-                if profile:
-                    profile_rounds.append((model, i, rate))
+                fresh = profile_round(i)
+                if fresh:
+                    profile = fresh
                     for row in rows:
                         if row[1] == "pipecc" and not results[row]["error"]:
                             compile_entry(o, pipecc, folder, row,
@@ -1303,14 +1315,14 @@ def report(o, results, extra, cores, say):
                     ", ".join("%.1f (%.0f%%; %.0f%%)" % (
                         r, 100 * r / hot, 100 * r / cold)
                               for r in rates) if rates else "n/a"))
-        report_products(o, rows, x, say)
+        report_products(rows, x, say)
         if not features.get("--threads"):
             say()
             say("(`out/launch --threads` n/a: OPENBLAS_NUM_THREADS=1 sets "
                 "one thread per rank)")
 
 
-def report_products(o, rows, x, say):
+def report_products(rows, x, say):
     """Per pipecc configuration and rank (`out/launch --gemms`, the last
     run): the sgemm time of the steps after the first beside the same
     products at each one's best measured time (product_best_seconds, hot),
@@ -1333,7 +1345,7 @@ def report_products(o, rows, x, say):
             spent = ideal = 0.0
             missing = 0
             for key, role, _, calls, seconds in products:
-                entry = (key, "" if role != "batched" else role, False)
+                entry = best_entry(key, role)
                 if entry not in best:
                     missing += 1
                     continue
@@ -1354,7 +1366,7 @@ def report_products(o, rows, x, say):
         say("|---|---|---|---|---|---|---|---|")
         for key, role, path, calls, seconds in e["gemms"].get(0, []):
             flops = 2.0 * math.prod(key) * calls
-            entry = (key, "" if role != "batched" else role, False)
+            entry = best_entry(key, role)
             rate = flops / seconds / 1e9 if seconds else 0
             peak = (2.0 * math.prod(key) / product_best_seconds(
                 None, key, role, best) / 1e9) if entry in best else None

@@ -671,10 +671,9 @@ int pipecc::rt::runRank(int argc, char **argv,
   transport.barrier(Channel::Control);
   // --gemms counts the steps after the first (its packing, first touches
   // and page faults are once per run), or the one step.
-  if (options.gemms && options.steps <= 1)
-    recordGemmProducts(true);
+  int64_t firstRecordedStep = std::min<int64_t>(1, options.steps - 1);
   for (ctx.stepIndex = 0; ctx.stepIndex < options.steps; ++ctx.stepIndex) {
-    if (options.gemms && ctx.stepIndex == 1)
+    if (options.gemms && ctx.stepIndex == firstRecordedStep)
       recordGemmProducts(true);
     runStep(ctx, samples);
   }

@@ -52,6 +52,10 @@
 #include <utility>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 using namespace pipecc::rt;
 
 namespace {
@@ -310,7 +314,6 @@ __attribute__((noinline)) void emptyStage(float **buffers, int64_t count) {
 }
 
 #if defined(__x86_64__)
-#include <immintrin.h>
 /// y[i] = exp(x[i]) in AVX2 lanes, the shape of the ranks' exp (range
 /// reduction by ln 2, a degree-6 polynomial, the exponent added in the
 /// integer lanes: the compiler's ApproximateMath, vectorized). std::exp
