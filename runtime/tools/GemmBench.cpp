@@ -258,5 +258,46 @@ int main(int argc, char **argv) {
                 (long long)n, (long long)k, int(transB), s * 1e3,
                 2.0 * double(weightBytes) / s * 1e-9);
   }
+  // A step's first product by each weight (P = 1, or a rank with no wait to
+  // pack in): op(B) packed in the same call, by packB then gemmPackedB, or
+  // during the product (gemmPackingB), against the product alone on a
+  // packed copy; cold weights as above.
+  for (bool transB : {true, false}) {
+    int64_t ldb = transB ? k : n;
+    for (int64_t m : ms) {
+      std::vector<float> a(m * k), c(m * n);
+      for (float &x : a)
+        x = uniform();
+      std::vector<double> alone, separate, during;
+      int64_t next = 0;
+      for (int64_t r = 0; r < repeats; ++r) {
+        double start = now();
+        for (int64_t call = 0; call < calls; ++call)
+          gemmPackedB(kernel, false, m, 1.0f, a.data(), k,
+                      packed[next++ % count], 0.0f, c.data(), n);
+        double first = now();
+        for (int64_t call = 0; call < calls; ++call, ++next) {
+          packB(kernel, transB, k, n, weights[next % count].data(), ldb,
+                packed[next % count]);
+          gemmPackedB(kernel, false, m, 1.0f, a.data(), k,
+                      packed[next % count], 0.0f, c.data(), n);
+        }
+        double second = now();
+        for (int64_t call = 0; call < calls; ++call, ++next)
+          gemmPackingB(kernel, false, m, 1.0f, a.data(), k, transB, k, n,
+                       weights[next % count].data(), ldb,
+                       packed[next % count], 0.0f, c.data(), n);
+        double end = now();
+        alone.push_back((first - start) / double(calls));
+        separate.push_back((second - first) / double(calls));
+        during.push_back((end - second) / double(calls));
+      }
+      std::printf("%lldx%lldx%lld %s packing B: product alone %.3f ms, "
+                  "packB then product %.3f ms, packed during it %.3f ms\n",
+                  (long long)m, (long long)n, (long long)k,
+                  transB ? "X*W^T" : "dY*W", median(alone) * 1e3,
+                  median(separate) * 1e3, median(during) * 1e3);
+    }
+  }
   return 0;
 }

@@ -172,7 +172,7 @@ void blasGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
 }
 
 /// C = alpha * op(A) * op(B) + beta * C through the packed copy of the
-/// parameter B (packed here at its first use since the last
+/// parameter B (packed during this product, its first use since the last
 /// pipecc_rt_weights_changed, unless a wait packed it before); the packing
 /// counts in the call's time.
 void gemmWeight(const gemm::Kernel &kernel, bool transA, bool transB,
@@ -180,10 +180,8 @@ void gemmWeight(const gemm::Kernel &kernel, bool transA, bool transB,
                 int64_t lda, const float *b, int64_t ldb, float beta,
                 float *c, int64_t ldc, const gemm::Epilogue &epilogue = {}) {
   counted({PIPECC_RT_GEMM_PACKED_WEIGHT, transA, transB, beta, m, n, k}, [&] {
-    const gemm::PackedMatrix &packed =
-        packedWeights.get(kernel, transB, k, n, b, ldb);
-    gemm::gemmPackedB(kernel, transA, m, alpha, a, lda, packed, beta, c, ldc,
-                      epilogue);
+    packedWeights.multiply(kernel, transA, transB, m, n, k, alpha, a, lda, b,
+                           ldb, beta, c, ldc, epilogue);
   });
 }
 

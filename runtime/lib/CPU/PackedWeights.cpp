@@ -3,30 +3,47 @@
 
 using namespace pipecc::rt;
 
+PackedWeightCache::Entry &PackedWeightCache::find(bool transB, int64_t k,
+                                                  int64_t n, const float *b,
+                                                  int64_t ldb) {
+  // A linear scan: a rank multiplies by tens to hundreds of weights, each
+  // call a GEMM of microseconds to milliseconds.
+  for (const std::unique_ptr<Entry> &held : entries)
+    if (held->b == b && held->transB == transB && held->k == k &&
+        held->n == n && held->ldb == ldb)
+      return *held;
+  entries.push_back(std::make_unique<Entry>(
+      Entry{b, transB, k, n, ldb, /*current=*/false, {}}));
+  return *entries.back();
+}
+
 const gemm::PackedMatrix &PackedWeightCache::get(const gemm::Kernel &kernel,
                                                  bool transB, int64_t k,
                                                  int64_t n, const float *b,
                                                  int64_t ldb) {
-  // A linear scan: a rank multiplies by tens to hundreds of weights, each
-  // call a GEMM of microseconds to milliseconds.
-  Entry *entry = nullptr;
-  for (const std::unique_ptr<Entry> &held : entries)
-    if (held->b == b && held->transB == transB && held->k == k &&
-        held->n == n && held->ldb == ldb) {
-      entry = held.get();
-      break;
-    }
-  if (!entry) {
-    entries.push_back(std::make_unique<Entry>(
-        Entry{b, transB, k, n, ldb, /*current=*/false, {}}));
-    entry = entries.back().get();
-  }
-  if (!entry->current) {
-    gemm::packB(kernel, transB, k, n, b, ldb, entry->packed);
-    entry->current = true;
+  Entry &entry = find(transB, k, n, b, ldb);
+  if (!entry.current) {
+    gemm::packB(kernel, transB, k, n, b, ldb, entry.packed);
+    entry.current = true;
     ++packCount;
   }
-  return entry->packed;
+  return entry.packed;
+}
+
+void PackedWeightCache::multiply(const gemm::Kernel &kernel, bool transA,
+                                 bool transB, int64_t m, int64_t n, int64_t k,
+                                 float alpha, const float *a, int64_t lda,
+                                 const float *b, int64_t ldb, float beta,
+                                 float *c, int64_t ldc,
+                                 const gemm::Epilogue &epilogue) {
+  Entry &entry = find(transB, k, n, b, ldb);
+  if (entry.current)
+    return gemm::gemmPackedB(kernel, transA, m, alpha, a, lda, entry.packed,
+                             beta, c, ldc, epilogue);
+  gemm::gemmPackingB(kernel, transA, m, alpha, a, lda, transB, k, n, b, ldb,
+                     entry.packed, beta, c, ldc, epilogue);
+  entry.current = true;
+  ++packCount;
 }
 
 int64_t PackedWeightCache::packStale(const gemm::Kernel &kernel) {

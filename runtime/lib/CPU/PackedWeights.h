@@ -26,6 +26,13 @@ public:
   const gemm::PackedMatrix &get(const gemm::Kernel &kernel, bool transB,
                                 int64_t k, int64_t n, const float *b,
                                 int64_t ldb);
+  /// C = alpha * op(A) * op(B) + beta * C (gemmPackedB) through the packed
+  /// copy of this reading of `b`, packing it during the product
+  /// (gemmPackingB) where it is stale or new.
+  void multiply(const gemm::Kernel &kernel, bool transA, bool transB,
+                int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                int64_t lda, const float *b, int64_t ldb, float beta,
+                float *c, int64_t ldc, const gemm::Epilogue &epilogue);
   /// Every held copy is stale (its storage is kept for the repack).
   void invalidate();
   /// Repacks every stale copy now (the weights a rank multiplied by in an
@@ -46,6 +53,8 @@ private:
     bool current;
     gemm::PackedMatrix packed;
   };
+  /// The entry of this reading of `b`, a new stale one if none is held.
+  Entry &find(bool transB, int64_t k, int64_t n, const float *b, int64_t ldb);
   std::vector<std::unique_ptr<Entry>> entries;
   int64_t packCount = 0;
 };

@@ -223,6 +223,91 @@ TEST_P(PackedGemmKernel, PerCallPackingEqualsPackedOnce) {
   }
 }
 
+// gemmPackingB packs op(B) panel by panel during the product (a weight's
+// first use in a step): C bit-identical to packB + gemmPackedB, and the
+// copy it leaves the same as packB's for later products, for every
+// transpose, beta, epilogue, edge panels and tiles, several k-blocks and A
+// blocks (the small-blocked kernel), leading dimensions beyond the rows,
+// and the shapes it hands to packB first (shallow, M = 0, K = 0, alpha =
+// 0).
+TEST_P(PackedGemmKernel, PackingDuringTheProductEqualsPackedOnce) {
+  const Kernel *selected = GetParam();
+  std::mt19937 random(19);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  int checked = 0;
+  for (const Kernel &kernel : kernelsUnderTest(*selected))
+    for (bool transA : {false, true})
+      for (bool transB : {false, true})
+        for (auto [m, n, k, beta, alpha, epilogueKind] :
+             {std::tuple{int64_t(33), int64_t(100), int64_t(257), 0.0f, 1.0f,
+                         0},
+              std::tuple{int64_t(300), int64_t(97), int64_t(600), 1.0f, 1.0f,
+                         1},
+              std::tuple{int64_t(17), int64_t(49), int64_t(1100), 0.0f, 1.0f,
+                         2},
+              std::tuple{int64_t(40), int64_t(30), int64_t(20), 1.0f, 1.0f,
+                         0},
+              std::tuple{int64_t(0), int64_t(30), int64_t(20), 0.0f, 1.0f, 0},
+              std::tuple{int64_t(9), int64_t(30), int64_t(0), 0.5f, 1.0f, 1},
+              std::tuple{int64_t(9), int64_t(30), int64_t(40), 0.5f, 0.0f,
+                         0}}) {
+          int64_t lda = (transA ? m : k) + 3, ldb = (transB ? k : n) + 2,
+                  ldc = n + 1;
+          std::vector<float> a(std::max<int64_t>(transA ? k : m, 1) * lda),
+              b(std::max<int64_t>(transB ? n : k, 1) * ldb),
+              c(std::max<int64_t>(m, 1) * ldc), bias(n);
+          for (std::vector<float> *x : {&a, &b, &c, &bias})
+            for (float &v : *x)
+              v = uniform(random);
+          Epilogue epilogue{epilogueKind >= 1 ? bias.data() : nullptr,
+                            epilogueKind == 2};
+          std::vector<float> expected = c;
+          PackedMatrix once, during;
+          packB(kernel, transB, k, n, b.data(), ldb, once);
+          gemmPackedB(kernel, transA, m, alpha, a.data(), lda, once, beta,
+                      expected.data(), ldc, epilogue);
+          gemmPackingB(kernel, transA, m, alpha, a.data(), lda, transB, k, n,
+                       b.data(), ldb, during, beta, c.data(), ldc, epilogue);
+          std::string where = std::string(kernelName(kernel)) +
+                              " kc=" + std::to_string(kernel.kc) +
+                              " trans_a=" + std::to_string(transA) +
+                              " trans_b=" + std::to_string(transB) +
+                              " M=" + std::to_string(m) +
+                              " N=" + std::to_string(n) +
+                              " K=" + std::to_string(k);
+          EXPECT_EQ(0, std::memcmp(c.data(), expected.data(), c.size() * 4))
+              << where;
+          EXPECT_EQ(during.rows(), k) << where;
+          EXPECT_EQ(during.columns(), n) << where;
+          // The copy left behind serves a later product as packB's does.
+          int64_t rows = 21;
+          std::vector<float> a2((transA ? k : rows) * (transA ? rows : k) + 1),
+              c1(rows * n), c2(rows * n);
+          for (float &v : a2)
+            v = uniform(random);
+          int64_t lda2 = transA ? rows : std::max<int64_t>(k, 1);
+          gemmPackedB(kernel, transA, rows, 1.0f, a2.data(), lda2, once, 0.0f,
+                      c1.data(), n);
+          gemmPackedB(kernel, transA, rows, 1.0f, a2.data(), lda2, during,
+                      0.0f, c2.data(), n);
+          EXPECT_EQ(0, std::memcmp(c1.data(), c2.data(), c1.size() * 4))
+              << where;
+          ++checked;
+        }
+  EXPECT_EQ(checked, 2 * 4 * 7);
+
+  // A B too narrow for its row stride: an error before anything is written
+  // (the earlier copy stays whole, as with packB).
+  std::vector<float> a(64, 1.0f), b(64, 1.0f), c(64, 0.0f);
+  PackedMatrix packed;
+  packB(*selected, false, 4, 4, b.data(), 4, packed);
+  EXPECT_THROW(gemmPackingB(*selected, false, 200, 1.0f, a.data(), 4, true, 8,
+                            4, b.data(), 7, packed, 0.0f, c.data(), 4),
+               pipecc::rt::RuntimeError);
+  EXPECT_EQ(packed.rows(), 4);
+  EXPECT_EQ(packed.columns(), 4);
+}
+
 // gemmBatched (small products, the next one's operands prefetched): one
 // product held to the naive loop for every transpose, beta and edge tile,
 // and a batch with padded strides bit-identical to gemm() per product.

@@ -11,8 +11,10 @@
 // cycles' latency busy (8 independent sums would be the least). Partial
 // tiles store through lane masks: a masked-off lane is neither read nor
 // written, so no temporary tile is needed. Its packers are Packers.h's for
-// 8-row micro-panels and 48-column panels (AVX2 code: packing is a small
-// part of a call, and 8 x 8 transposes fit both tile sides).
+// 8-row micro-panels and 48-column panels (AVX2 code), but for a B stored
+// transposed (a forward's weight), which packBPanels512 packs through
+// 16 x 16 transposes: at a micro-batch or two per step, packing a weight
+// is a tenth of its products' time.
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
@@ -21,6 +23,8 @@
 #include "Packers.h"
 
 #include <immintrin.h>
+
+#include <algorithm>
 
 #include <type_traits>
 
@@ -143,6 +147,75 @@ void microKernelColumns(int64_t kc, const float *a, const float *b, float *c,
   });
 }
 
+/// Transposes the 16 x 16 block of rows r[0..15] in place (r[i][j]
+/// becomes r[j][i]): pairs interleaved, then 4 x 4 blocks within 128-bit
+/// lanes, then the lanes themselves.
+inline void transpose16x16(__m512 r[16]) {
+  // The all-lanes maskz forms: the plain intrinsics pass GCC 12 an
+  // undefined vector it warns about (-Wmaybe-uninitialized); the same
+  // unmasked instructions either way.
+  constexpr __mmask16 all = 0xffff;
+  __m512 t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_maskz_unpacklo_ps(all, r[i], r[i + 1]);
+    t[i + 1] = _mm512_maskz_unpackhi_ps(all, r[i], r[i + 1]);
+  }
+  // r[4q + c], lane l: column 4l + c of rows 4q .. 4q + 3.
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_maskz_shuffle_ps(all, t[i], t[i + 2], 0x44);
+    r[i + 1] = _mm512_maskz_shuffle_ps(all, t[i], t[i + 2], 0xee);
+    r[i + 2] = _mm512_maskz_shuffle_ps(all, t[i + 1], t[i + 3], 0x44);
+    r[i + 3] = _mm512_maskz_shuffle_ps(all, t[i + 1], t[i + 3], 0xee);
+  }
+  // Column 4l + c is lane l of r[c], r[4 + c], r[8 + c], r[12 + c].
+  __m512 out[16];
+  for (int c = 0; c < 4; ++c) {
+    __m512 even01 = _mm512_maskz_shuffle_f32x4(all, r[c], r[4 + c], 0x88);
+    __m512 odd01 = _mm512_maskz_shuffle_f32x4(all, r[c], r[4 + c], 0xdd);
+    __m512 even23 = _mm512_maskz_shuffle_f32x4(all, r[8 + c], r[12 + c], 0x88);
+    __m512 odd23 = _mm512_maskz_shuffle_f32x4(all, r[8 + c], r[12 + c], 0xdd);
+    out[c] = _mm512_maskz_shuffle_f32x4(all, even01, even23, 0x88);
+    out[8 + c] = _mm512_maskz_shuffle_f32x4(all, even01, even23, 0xdd);
+    out[4 + c] = _mm512_maskz_shuffle_f32x4(all, odd01, odd23, 0x88);
+    out[12 + c] = _mm512_maskz_shuffle_f32x4(all, odd01, odd23, 0xdd);
+  }
+  for (int i = 0; i < 16; ++i)
+    r[i] = out[i];
+}
+
+/// Kernel.h's PackBBlock for 48-column panels. Where B is stored
+/// transposed (N x K: a forward x W^T's weight) a panel is 48 rows of B
+/// read 16 at a time along their k-block, each 16 x 16 block a whole cache
+/// line per row in and out. Packers.h's 8 x 8 loop reads 32 bytes of each
+/// of a panel's 48 rows in turn; rows a weight's row stride apart (4 KiB)
+/// share an L1 set, so most of those loads missed: 0.43 ms per 1024 x 1024
+/// weight, hot or cold (pipecc-gemm-bench's packB line). The row-order
+/// copy of plain B is Packers.h's.
+void packBPanels512(bool transB, int64_t kc, int64_t n, const float *b,
+                    int64_t ldb, int64_t p0, float *out) {
+  if (!transB)
+    return packBPanels<kNr>(transB, kc, n, b, ldb, p0, out);
+  for (int64_t j0 = 0; j0 < n; j0 += kNr, out += kc * kNr) {
+    int64_t valid = std::min(kNr, n - j0);
+    for (int64_t g = 0; g < kNr / 16; ++g) {
+      int64_t rows = std::clamp<int64_t>(valid - 16 * g, 0, 16);
+      const float *src = b + (j0 + 16 * g) * ldb + p0;
+      for (int64_t p = 0; p < kc; p += 16) {
+        int64_t steps = std::min<int64_t>(16, kc - p);
+        __mmask16 lanes = steps == 16 ? __mmask16(0xffff)
+                                      : __mmask16((1u << steps) - 1);
+        __m512 r[16];
+        for (int64_t i = 0; i < 16; ++i)
+          r[i] = i < rows ? _mm512_maskz_loadu_ps(lanes, src + i * ldb + p)
+                          : _mm512_setzero_ps();
+        transpose16x16(r);
+        for (int64_t i = 0; i < steps; ++i)
+          _mm512_storeu_ps(out + (p + i) * kNr + 16 * g, r[i]);
+      }
+    }
+  }
+}
+
 } // namespace
 
 const Kernel &avx512Kernel() {
@@ -150,7 +223,7 @@ const Kernel &avx512Kernel() {
                                 microKernelByColumns<16, microKernelColumns<1>,
                                                      microKernelColumns<2>,
                                                      microKernelColumns<3>>,
-                                packBPanels<kNr>,
+                                packBPanels512,
                                 packAPanels<kMr>};
   return kernel;
 }

@@ -22,11 +22,14 @@
 #include "pipecc/Runtime/Error.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <utility>
+
+#include <xmmintrin.h>
 
 namespace pipecc::rt::gemm {
 
@@ -134,30 +137,48 @@ const char *kernelName(const Kernel &kernel) { return kernel.name; }
 
 int64_t vectorBits(const Kernel &kernel) { return kernel.vectorBits; }
 
-void packB(const Kernel &kernel, bool transB, int64_t k, int64_t n,
-           const float *b, int64_t ldb, PackedMatrix &out) {
+namespace {
+/// packB's checks of B's shape and row stride.
+void checkB(bool transB, int64_t k, int64_t n, int64_t ldb) {
   int64_t bColumns = transB ? k : n;
   if (k < 0 || n < 0)
     fail("packed sgemm: negative dimension of B (K=", k, ", N=", n, ")");
   if (ldb < std::max<int64_t>(bColumns, 1))
     fail("packed sgemm: leading dimension of B too small (ldb=", ldb,
          " needs >= ", bColumns, ")");
-  int64_t nr = kernel.nr;
-  int64_t paddedN = ceilDiv(n, nr) * nr;
-  // Empty until packed: a failed allocation leaves no stale shape.
-  out.k = out.n = 0;
-  out.packedFor = nullptr;
-  if (!out.storage)
-    out.storage = std::make_unique<PackedMatrix::Storage>();
-  float *packed = out.storage->values.reserve(k * paddedN);
-  int64_t depth = blockDepth(k, kernel.kc);
-  out.k = k;
-  out.n = n;
-  out.packedFor = &kernel;
-  out.storage->depth = depth;
+}
+
+} // namespace
+
+float *PackedMatrix::reserve(const Kernel &kernel, int64_t rows,
+                             int64_t columns) {
+  k = n = 0;
+  packedFor = nullptr;
+  if (!storage)
+    storage = std::make_unique<Storage>();
+  float *packed =
+      storage->values.reserve(rows * (ceilDiv(columns, kernel.nr) * kernel.nr));
+  storage->depth = blockDepth(rows, kernel.kc);
+  return packed;
+}
+
+void PackedMatrix::markPacked(const Kernel &kernel, int64_t rows,
+                              int64_t columns) {
+  k = rows;
+  n = columns;
+  packedFor = &kernel;
+}
+
+void packB(const Kernel &kernel, bool transB, int64_t k, int64_t n,
+           const float *b, int64_t ldb, PackedMatrix &out) {
+  checkB(transB, k, n, ldb);
+  float *packed = out.reserve(kernel, k, n);
+  int64_t paddedN = ceilDiv(n, kernel.nr) * kernel.nr;
+  int64_t depth = out.storage->depth;
   for (int64_t p0 = 0; p0 < k; p0 += depth)
     kernel.packB(transB, std::min(depth, k - p0), n, b, ldb, p0,
                  packed + p0 * paddedN);
+  out.markPacked(kernel, k, n);
 }
 
 /// A product of one k-block whose packed B fits L2 (a weight gradient:
@@ -193,38 +214,58 @@ void gemmShallow(const Kernel &kernel, bool transA, int64_t m, float alpha,
   }
 }
 
-void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
-                 const float *a, int64_t lda, const PackedMatrix &b,
-                 float beta, float *c, int64_t ldc, const Epilogue &epilogue) {
-  int64_t k = b.k, n = b.n;
-  if (m < 0)
-    fail("packed sgemm: negative dimension (M=", m, ")");
-  if (b.packedFor != &kernel && b.packedFor)
-    fail("packed sgemm: B was packed for kernel ", b.packedFor->name,
-         ", not ", kernel.name);
-  int64_t aColumns = transA ? m : k;
-  if (lda < std::max<int64_t>(aColumns, 1) || ldc < std::max<int64_t>(n, 1))
-    fail("packed sgemm: leading dimension too small (lda=", lda,
-         " needs >= ", aColumns, ", ldc=", ldc, " needs >= ", n, ")");
-  if (m == 0 || n == 0)
-    return;
-  if (k == 0 || alpha == 0.0f) {
-    // No product (as sgemm: A and B are not read): C = beta * C, and
-    // beta = 0 must not read C.
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j)
-        c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
-    applyEpilogue(m, n, c, ldc, epilogue);
-    return;
-  }
+namespace {
+/// Where gemmPackingB packs op(B) from (stored as for packB).
+struct PanelSource {
+  bool transB;
+  const float *b;
+  int64_t ldb;
+};
 
+/// Packs the panel of columns [j0, j0 + cols) of op(B)'s k-block at row
+/// p0 (depth kc) into `out` (kc x NR, zero-padded): the kernel's block
+/// packer over those columns alone.
+void packPanel(const Kernel &kernel, const PanelSource &source, int64_t p0,
+               int64_t kc, int64_t j0, int64_t cols, float *out) {
+  const float *origin =
+      source.transB ? source.b + j0 * source.ldb : source.b + j0;
+  kernel.packB(source.transB, kc, cols, origin, source.ldb, p0, out);
+}
+
+/// Fetches into L2 the t-th of `parts` shares of the rows of op(B) that
+/// packPanel(p0, kc, j0, cols) will read: B's rows j0 .. j0 + cols from
+/// column p0 where B is stored transposed, else rows p0 .. p0 + kc from
+/// column j0. The panel being multiplied meanwhile hides their misses.
+/// Always inlined: GCC 12 finds a function of prefetches alone free of side
+/// effects and deletes the calls to it.
+__attribute__((always_inline)) inline void prefetchPanelSource(const PanelSource &source, int64_t p0, int64_t kc,
+                         int64_t j0, int64_t cols, int64_t part,
+                         int64_t parts) {
+  const float *origin = source.transB ? source.b + j0 * source.ldb + p0
+                                      : source.b + p0 * source.ldb + j0;
+  int64_t rows = source.transB ? cols : kc;
+  int64_t rowBytes = 4 * (source.transB ? kc : cols);
+  for (int64_t r = rows * part / parts; r < rows * (part + 1) / parts; ++r) {
+    auto row = reinterpret_cast<uintptr_t>(origin + r * source.ldb);
+    for (uintptr_t line = row & ~uintptr_t(63); line < row + rowBytes;
+         line += 64)
+      _mm_prefetch(reinterpret_cast<const char *>(line), _MM_HINT_T1);
+  }
+}
+
+/// gemmPackedB's blocked loop over packed B (k x n, k-blocks of `depth`)
+/// at `packedB`. With `source`, packed B is written here: each panel from
+/// `source` just before the first row block's micro-kernels read it, so
+/// that the panel is in L1 when they do and B's reads from memory overlap
+/// their FMAs (the micro-kernels already prefetch the next panel's lines,
+/// which is then where the next packing writes).
+void runBlocked(const Kernel &kernel, bool transA, int64_t m, float alpha,
+                const float *a, int64_t lda, int64_t k, int64_t n,
+                int64_t depth, float *packedB, float beta, float *c,
+                int64_t ldc, const Epilogue &epilogue,
+                const PanelSource *source) {
   int64_t mr = kernel.mr, nr = kernel.nr;
   int64_t paddedN = ceilDiv(n, nr) * nr;
-  int64_t depth = b.storage->depth;
-  const float *packedB = b.storage->values.data();
-  if (depth == k && runsShallow(kernel, m, n, k))
-    return gemmShallow(kernel, transA, m, alpha, a, lda, b, beta, c, ldc,
-                       epilogue);
   // Rows per A block: balanced like the k-blocks, whole micro-panels.
   int64_t rowsPerBlock = ceilDiv(ceilDiv(m, ceilDiv(m, kernel.mc)), mr) * mr;
   float *aBlock = packedA.reserve(rowsPerBlock * depth);
@@ -233,6 +274,7 @@ void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
     int64_t rows = std::min(rowsPerBlock, m - i0);
     int64_t tiles = ceilDiv(rows, mr);
     bool lastRowBlock = i0 + rows == m;
+    bool packing = source && i0 == 0;
     for (int64_t p0 = 0; p0 < k; p0 += depth) {
       int64_t kc = std::min(depth, k - p0);
       kernel.packA(transA, a, lda, i0, rows, p0, kc, aBlock);
@@ -242,8 +284,11 @@ void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
       bool lastBlock = p0 + kc == k;
       const float *blockBias = lastBlock ? epilogue.bias : nullptr;
       bool blockRelu = lastBlock && epilogue.relu;
-      const float *panel = packedB + p0 * paddedN;
+      float *panel = packedB + p0 * paddedN;
       for (int64_t j0 = 0; j0 < n; j0 += nr, panel += kc * nr) {
+        int64_t cols = std::min(nr, n - j0);
+        if (packing)
+          packPanel(kernel, *source, p0, kc, j0, cols, panel);
         // The next panel this call reads (its depth): the following one in
         // the packed array, or the first again for the next A block.
         const float *next = panel + kc * nr;
@@ -257,8 +302,15 @@ void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
         }
         int64_t lines = nextDepth * nr * 4 / 64;
         int64_t linesPerTile = ceilDiv(lines, tiles);
-        int64_t cols = std::min(nr, n - j0);
+        // Packing, the next panel's depth and columns (none after the last).
+        int64_t sourceP0 = j0 + nr < n ? p0 : p0 + kc;
+        int64_t sourceJ0 = j0 + nr < n ? j0 + nr : 0;
+        bool sourceNext = packing && sourceP0 < k;
         for (int64_t t = 0; t < tiles; ++t) {
+          if (sourceNext)
+            prefetchPanelSource(*source, sourceP0,
+                                std::min(depth, k - sourceP0), sourceJ0,
+                                std::min(nr, n - sourceJ0), t, tiles);
           int64_t first = std::min(lines, t * linesPerTile);
           int64_t count = std::min(lines, first + linesPerTile) - first;
           kernel.microKernel(kc, aBlock + t * kc * mr, panel,
@@ -271,6 +323,72 @@ void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
       }
     }
   }
+}
+
+/// A product's checks of op(A) (m x k) and C (m x n).
+void checkAAndC(bool transA, int64_t m, int64_t k, int64_t n, int64_t lda,
+                int64_t ldc) {
+  if (m < 0)
+    fail("packed sgemm: negative dimension (M=", m, ")");
+  int64_t aColumns = transA ? m : k;
+  if (lda < std::max<int64_t>(aColumns, 1) || ldc < std::max<int64_t>(n, 1))
+    fail("packed sgemm: leading dimension too small (lda=", lda,
+         " needs >= ", aColumns, ", ldc=", ldc, " needs >= ", n, ")");
+}
+
+/// The product when there is nothing to multiply (K = 0 or alpha = 0; as
+/// sgemm, A and B are not read): C = beta * C, where beta = 0 must not read
+/// C, then the epilogue.
+void scaleOnly(int64_t m, int64_t n, float beta, float *c, int64_t ldc,
+               const Epilogue &epilogue) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+  applyEpilogue(m, n, c, ldc, epilogue);
+}
+} // namespace
+
+void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
+                 const float *a, int64_t lda, const PackedMatrix &b,
+                 float beta, float *c, int64_t ldc, const Epilogue &epilogue) {
+  int64_t k = b.k, n = b.n;
+  if (b.packedFor != &kernel && b.packedFor)
+    fail("packed sgemm: B was packed for kernel ", b.packedFor->name,
+         ", not ", kernel.name);
+  checkAAndC(transA, m, k, n, lda, ldc);
+  if (m == 0 || n == 0)
+    return;
+  if (k == 0 || alpha == 0.0f)
+    return scaleOnly(m, n, beta, c, ldc, epilogue);
+  int64_t depth = b.storage->depth;
+  if (depth == k && runsShallow(kernel, m, n, k))
+    return gemmShallow(kernel, transA, m, alpha, a, lda, b, beta, c, ldc,
+                       epilogue);
+  runBlocked(kernel, transA, m, alpha, a, lda, k, n, depth,
+             b.storage->values.data(), beta, c, ldc, epilogue, nullptr);
+}
+
+void gemmPackingB(const Kernel &kernel, bool transA, int64_t m, float alpha,
+                  const float *a, int64_t lda, bool transB, int64_t k,
+                  int64_t n, const float *b, int64_t ldb, PackedMatrix &out,
+                  float beta, float *c, int64_t ldc,
+                  const Epilogue &epilogue) {
+  // Where the product would not run the blocked loop (or not at all), pack
+  // first: out must hold op(B) afterwards either way.
+  if (m <= 0 || n == 0 || k == 0 || alpha == 0.0f ||
+      (blockDepth(k, kernel.kc) == k && runsShallow(kernel, m, n, k))) {
+    packB(kernel, transB, k, n, b, ldb, out);
+    return gemmPackedB(kernel, transA, m, alpha, a, lda, out, beta, c, ldc,
+                       epilogue);
+  }
+  checkB(transB, k, n, ldb);
+  checkAAndC(transA, m, k, n, lda, ldc);
+  float *packed = out.reserve(kernel, k, n);
+  int64_t depth = out.storage->depth;
+  PanelSource source{transB, b, ldb};
+  runBlocked(kernel, transA, m, alpha, a, lda, k, n, depth, packed, beta, c,
+             ldc, epilogue, &source);
+  out.markPacked(kernel, k, n);
 }
 
 bool runsShallow(const Kernel &kernel, int64_t m, int64_t n, int64_t k) {
@@ -370,9 +488,8 @@ void gemm(const Kernel &kernel, bool transA, bool transB, int64_t m,
           const Epilogue &epilogue) {
   // One per thread, reused: its storage grows to the largest B seen.
   thread_local PackedMatrix scratch;
-  packB(kernel, transB, k, n, b, ldb, scratch);
-  gemmPackedB(kernel, transA, m, alpha, a, lda, scratch, beta, c, ldc,
-              epilogue);
+  gemmPackingB(kernel, transA, m, alpha, a, lda, transB, k, n, b, ldb,
+               scratch, beta, c, ldc, epilogue);
 }
 
 void applyEpilogue(int64_t m, int64_t n, float *c, int64_t ldc,

@@ -57,6 +57,16 @@ private:
   friend void gemmShallow(const Kernel &, bool, int64_t, float, const float *,
                           int64_t, const PackedMatrix &, float, float *,
                           int64_t, const Epilogue &);
+  friend void gemmPackingB(const Kernel &, bool, int64_t, float,
+                           const float *, int64_t, bool, int64_t, int64_t,
+                           const float *, int64_t, PackedMatrix &, float,
+                           float *, int64_t, const Epilogue &);
+  /// Storage for a rows x columns op(B) packed for `kernel` (reused when
+  /// large enough), the matrix empty until markPacked: a failed allocation
+  /// or an unfinished packing leaves no stale shape.
+  float *reserve(const Kernel &kernel, int64_t rows, int64_t columns);
+  /// The shape, once the storage holds op(B) packed for `kernel`.
+  void markPacked(const Kernel &kernel, int64_t rows, int64_t columns);
   int64_t k = 0, n = 0;
   const Kernel *packedFor = nullptr;
   struct Storage;
@@ -88,6 +98,18 @@ void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
                  const float *a, int64_t lda, const PackedMatrix &b,
                  float beta, float *c, int64_t ldc,
                  const Epilogue &epilogue = {});
+
+/// gemmPackedB with op(B) (stored as for packB) packed into `out` during
+/// the product: each panel just before the product's first row block reads
+/// it, so that reading B from memory (a weight the optimizer wrote a step
+/// ago, long out of cache) overlaps the FMAs instead of taking a pass of
+/// its own, and the panel is in L1 when the micro-kernels read it. After
+/// it `out` is what packB gives, for later products by the same B.
+void gemmPackingB(const Kernel &kernel, bool transA, int64_t m, float alpha,
+                  const float *a, int64_t lda, bool transB, int64_t k,
+                  int64_t n, const float *b, int64_t ldb, PackedMatrix &out,
+                  float beta, float *c, int64_t ldc,
+                  const Epilogue &epilogue = {});
 
 /// Whether an M x N x K product runs the shallow loop order (one k-block,
 /// packed B within L2, C walked along its rows). Where it does, gemm()
