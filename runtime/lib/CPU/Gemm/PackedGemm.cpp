@@ -22,14 +22,12 @@
 #include "pipecc/Runtime/Error.h"
 
 #include <algorithm>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <utility>
-
-#include <xmmintrin.h>
 
 namespace pipecc::rt::gemm {
 
@@ -147,7 +145,6 @@ void checkB(bool transB, int64_t k, int64_t n, int64_t ldb) {
     fail("packed sgemm: leading dimension of B too small (ldb=", ldb,
          " needs >= ", bColumns, ")");
 }
-
 } // namespace
 
 float *PackedMatrix::reserve(const Kernel &kernel, int64_t rows,
@@ -238,9 +235,9 @@ void packPanel(const Kernel &kernel, const PanelSource &source, int64_t p0,
 /// column j0. The panel being multiplied meanwhile hides their misses.
 /// Always inlined: GCC 12 finds a function of prefetches alone free of side
 /// effects and deletes the calls to it.
-__attribute__((always_inline)) inline void prefetchPanelSource(const PanelSource &source, int64_t p0, int64_t kc,
-                         int64_t j0, int64_t cols, int64_t part,
-                         int64_t parts) {
+__attribute__((always_inline)) inline void
+prefetchPanelSource(const PanelSource &source, int64_t p0, int64_t kc,
+                    int64_t j0, int64_t cols, int64_t part, int64_t parts) {
   const float *origin = source.transB ? source.b + j0 * source.ldb + p0
                                       : source.b + p0 * source.ldb + j0;
   int64_t rows = source.transB ? cols : kc;
@@ -249,7 +246,7 @@ __attribute__((always_inline)) inline void prefetchPanelSource(const PanelSource
     auto row = reinterpret_cast<uintptr_t>(origin + r * source.ldb);
     for (uintptr_t line = row & ~uintptr_t(63); line < row + rowBytes;
          line += 64)
-      _mm_prefetch(reinterpret_cast<const char *>(line), _MM_HINT_T1);
+      __builtin_prefetch(reinterpret_cast<const char *>(line), 0, 2); // L2
   }
 }
 
