@@ -12,7 +12,9 @@
 // alternating, so that a disturbance hits both; in thread CPU time), then
 // the weight gradients dY^T X (beta = 1 into a cold N x K accumulator, K of
 // 32, 64 and 256 rows; engine: gemm(), B packed per call), then the time of
-// packB for one weight (done once per weight and step).
+// packB for one weight (done once per weight and step), then a weight's
+// first product of a step, ms per call: the product alone on a packed
+// copy, packB then the product, and gemmPackingB (packed during it).
 //
 // Usage: pipecc-gemm-bench [--repeats R] [--calls C] [--kernel NAME]
 //            [--kc D] [--mc R] [--weights W] [--n N] [--k K] [M ...]   (default M: 32 64 256)
@@ -160,6 +162,14 @@ int main(int argc, char **argv) {
       x = uniform();
   std::vector<PackedMatrix> packed(count);
 
+  // `calls` products X * B by the packed copies in turn, from copy `next`.
+  auto packedProducts = [&](int64_t m, const float *a, float *c,
+                            int64_t &next) {
+    for (int64_t call = 0; call < calls; ++call)
+      gemmPackedB(kernel, false, m, 1.0f, a, k, packed[next++ % count], 0.0f,
+                  c, n);
+  };
+
   std::printf("%-24s %10s %10s %7s %12s\n", "shape", "engine", "BLAS",
               "ratio", "max |diff|");
   for (bool transB : {true, false}) {
@@ -183,9 +193,7 @@ int main(int argc, char **argv) {
       int64_t next = 0;
       for (int64_t r = 0; r < repeats; ++r) {
         double start = now();
-        for (int64_t call = 0; call < calls; ++call)
-          gemmPackedB(kernel, false, m, 1.0f, a.data(), k,
-                      packed[next++ % count], 0.0f, c.data(), n);
+        packedProducts(m, a.data(), c.data(), next);
         double middle = now();
         for (int64_t call = 0; call < calls; ++call)
           pipecc_rt_sgemm(0, transB, m, n, k, 1.0f, a.data(), k,
@@ -272,9 +280,7 @@ int main(int argc, char **argv) {
       int64_t next = 0;
       for (int64_t r = 0; r < repeats; ++r) {
         double start = now();
-        for (int64_t call = 0; call < calls; ++call)
-          gemmPackedB(kernel, false, m, 1.0f, a.data(), k,
-                      packed[next++ % count], 0.0f, c.data(), n);
+        packedProducts(m, a.data(), c.data(), next);
         double first = now();
         for (int64_t call = 0; call < calls; ++call, ++next) {
           packB(kernel, transB, k, n, weights[next % count].data(), ldb,
