@@ -17,19 +17,6 @@ PackedWeightCache::Entry &PackedWeightCache::find(bool transB, int64_t k,
   return *entries.back();
 }
 
-const gemm::PackedMatrix &PackedWeightCache::get(const gemm::Kernel &kernel,
-                                                 bool transB, int64_t k,
-                                                 int64_t n, const float *b,
-                                                 int64_t ldb) {
-  Entry &entry = find(transB, k, n, b, ldb);
-  if (!entry.current) {
-    gemm::packB(kernel, transB, k, n, b, ldb, entry.packed);
-    entry.current = true;
-    ++packCount;
-  }
-  return entry.packed;
-}
-
 void PackedWeightCache::multiply(const gemm::Kernel &kernel, bool transA,
                                  bool transB, int64_t m, int64_t n, int64_t k,
                                  float alpha, const float *a, int64_t lda,

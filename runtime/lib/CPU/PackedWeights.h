@@ -21,11 +21,6 @@ namespace pipecc::rt {
 
 class PackedWeightCache {
 public:
-  /// op(B) packed for `kernel`, packing it now unless a current copy of
-  /// this reading of `b` is held.
-  const gemm::PackedMatrix &get(const gemm::Kernel &kernel, bool transB,
-                                int64_t k, int64_t n, const float *b,
-                                int64_t ldb);
   /// C = alpha * op(A) * op(B) + beta * C (gemmPackedB) through the packed
   /// copy of this reading of `b`, packing it during the product
   /// (gemmPackingB) where it is stale or new.
