@@ -5,8 +5,9 @@
 // (transposed or not, its shape and row stride: the forward and the input
 // gradient read one weight both ways). Entries turn stale when parameters
 // may have been written (pipecc_rt_weights_changed: the optimizer step,
-// the start of every step) and are repacked into their own storage at
-// their next use, so a rank holds one packed copy per (weight, reading).
+// the start of every step) and are repacked into their own storage during
+// their next product (gemmPackingB) or by a wait (packStale), so a rank
+// holds one packed copy per (weight, reading).
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIPECC_RUNTIME_CPU_PACKEDWEIGHTS_H
