@@ -343,6 +343,14 @@ void scaleOnly(int64_t m, int64_t n, float beta, float *c, int64_t ldc,
       c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
   applyEpilogue(m, n, c, ldc, epilogue);
 }
+
+/// Whether gemmPackedB runs the blocked loop (runBlocked) for a product:
+/// there is something to multiply, and it is not a shallow one.
+bool runsBlocked(const Kernel &kernel, int64_t m, int64_t n, int64_t k,
+                 float alpha) {
+  return m > 0 && n > 0 && k > 0 && alpha != 0.0f &&
+         !(blockDepth(k, kernel.kc) == k && runsShallow(kernel, m, n, k));
+}
 } // namespace
 
 void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
@@ -357,11 +365,10 @@ void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
     return;
   if (k == 0 || alpha == 0.0f)
     return scaleOnly(m, n, beta, c, ldc, epilogue);
-  int64_t depth = b.storage->depth;
-  if (depth == k && runsShallow(kernel, m, n, k))
+  if (!runsBlocked(kernel, m, n, k, alpha))
     return gemmShallow(kernel, transA, m, alpha, a, lda, b, beta, c, ldc,
                        epilogue);
-  runBlocked(kernel, transA, m, alpha, a, lda, k, n, depth,
+  runBlocked(kernel, transA, m, alpha, a, lda, k, n, b.storage->depth,
              b.storage->values.data(), beta, c, ldc, epilogue, nullptr);
 }
 
@@ -372,8 +379,7 @@ void gemmPackingB(const Kernel &kernel, bool transA, int64_t m, float alpha,
                   const Epilogue &epilogue) {
   // Where the product would not run the blocked loop (or not at all), pack
   // first: out must hold op(B) afterwards either way.
-  if (m <= 0 || n == 0 || k == 0 || alpha == 0.0f ||
-      (blockDepth(k, kernel.kc) == k && runsShallow(kernel, m, n, k))) {
+  if (!runsBlocked(kernel, m, n, k, alpha)) {
     packB(kernel, transB, k, n, b, ldb, out);
     return gemmPackedB(kernel, transA, m, alpha, a, lda, out, beta, c, ldc,
                        epilogue);
