@@ -12,7 +12,7 @@
 #pragma weak pipecc_rt_blas_threads
 #pragma weak pipecc_rt_weights_changed
 #pragma weak pipecc_rt_packed_weight_stats
-#pragma weak pipecc_rt_pack_stale_weights
+#pragma weak pipecc_rt_pack_stale_weight
 #pragma weak pipecc_rt_blas_record_products
 #pragma weak pipecc_rt_blas_products
 
@@ -34,9 +34,8 @@ void notifyWeightsChanged() {
     pipecc_rt_weights_changed();
 }
 
-void packStaleWeights() {
-  if (pipecc_rt_pack_stale_weights)
-    pipecc_rt_pack_stale_weights();
+bool packStaleWeight() {
+  return pipecc_rt_pack_stale_weight && pipecc_rt_pack_stale_weight() != 0;
 }
 
 int64_t packedWeightBytes() {

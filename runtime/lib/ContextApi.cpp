@@ -459,12 +459,17 @@ void pipecc_rt_wait(pipecc_rt_context *ctx, int64_t request) {
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
     // The step's first waits often block (a pipeline filling up): the
-    // weights it packs at their first use are packed here instead, off the
-    // path to the next compute (docs/design.md, "Packed weights").
-    packStaleWeights();
+    // weights it packs at their first use are packed here instead, one by
+    // one while the message is still on its way, so packing never delays
+    // the compute that reads it; copies left stale are packed during their
+    // first product (docs/design.md, "Packed weights"). Counted as waiting.
     timed(
         c, &StepTimes::wait, [&] { return waitEvent(c, request); },
-        [&] { c.transport->wait(request); });
+        [&] {
+          while (!c.transport->finished(request) && packStaleWeight()) {
+          }
+          c.transport->wait(request);
+        });
   });
 }
 

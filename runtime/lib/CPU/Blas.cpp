@@ -295,11 +295,13 @@ void pipecc_rt_sgemm_epilogue(int32_t trans_a, int32_t trans_b, int64_t m,
 
 void pipecc_rt_weights_changed(void) { packedWeights.invalidate(); }
 
-void pipecc_rt_pack_stale_weights(void) {
+int32_t pipecc_rt_pack_stale_weight(void) {
+  int32_t packed = 0;
   guardCall([&] {
     if (const gemm::Kernel *kernel = packedWeightKernel())
-      packedWeights.packStale(*kernel);
+      packed = packedWeights.packOneStale(*kernel);
   });
+  return packed;
 }
 
 int32_t pipecc_rt_blas_set_packed_weights(int32_t enabled) {

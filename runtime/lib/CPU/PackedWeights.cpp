@@ -33,17 +33,16 @@ void PackedWeightCache::multiply(const gemm::Kernel &kernel, bool transA,
   ++packCount;
 }
 
-int64_t PackedWeightCache::packStale(const gemm::Kernel &kernel) {
-  int64_t packed = 0;
+bool PackedWeightCache::packOneStale(const gemm::Kernel &kernel) {
   for (const std::unique_ptr<Entry> &held : entries)
     if (!held->current) {
       gemm::packB(kernel, held->transB, held->k, held->n, held->b, held->ldb,
                   held->packed);
       held->current = true;
       ++packCount;
-      ++packed;
+      return true;
     }
-  return packed;
+  return false;
 }
 
 void PackedWeightCache::invalidate() {

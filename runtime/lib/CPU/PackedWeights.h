@@ -31,9 +31,10 @@ public:
                 float *c, int64_t ldc, const gemm::Epilogue &epilogue);
   /// Every held copy is stale (its storage is kept for the repack).
   void invalidate();
-  /// Repacks every stale copy now (the weights a rank multiplied by in an
-  /// earlier step, which this step will read again); how many.
-  int64_t packStale(const gemm::Kernel &kernel);
+  /// Repacks the first stale copy now (the weights a rank multiplied by in
+  /// an earlier step, in the order of their first products then, which
+  /// this step will read again); false when none is stale.
+  bool packOneStale(const gemm::Kernel &kernel);
   /// Frees every copy (the packing count stays).
   void release() { entries.clear(); }
   /// Bytes of packed copies held.

@@ -95,6 +95,10 @@ public:
     pending_.erase(it);
   }
 
+  bool finished(int64_t handle) override {
+    return !pending_.count(handle) || host_->finished(handle);
+  }
+
   void waitAll() override {
     while (!pending_.empty())
       wait(pending_.begin()->first);

@@ -38,6 +38,7 @@ public:
                     int tag) override;
   int64_t startRecv(void *data, int64_t bytes, int peer, int tag) override;
   void wait(int64_t handle) override;
+  bool finished(int64_t handle) override;
   void waitAll() override;
   size_t pendingTransfers() const override { return pending_.size(); }
   void allreduceSumF32(float *data, int64_t count,
@@ -255,6 +256,23 @@ int64_t MpiTransport::startTransfer(void *data, int64_t bytes, int peer, int tag
   } while (remaining > 0);
   pending_[nextHandle_] = std::move(transfer);
   return nextHandle_++;
+}
+
+bool MpiTransport::finished(int64_t handle) {
+  auto found = pending_.find(handle);
+  if (found == pending_.end())
+    return true; // wait() names the unknown handle
+  // MPI_Request_get_status leaves the request to wait(), whose status
+  // checks a receive's size; a failed query leaves its error to wait() too.
+  for (MPI_Request request : found->second.requests) {
+    int done = 0;
+    if (MPI_Request_get_status(request, &done, MPI_STATUS_IGNORE) !=
+        MPI_SUCCESS)
+      return true;
+    if (!done)
+      return false;
+  }
+  return true;
 }
 
 void MpiTransport::wait(int64_t handle) {

@@ -203,6 +203,7 @@ public:
                     int tag) override;
   int64_t startRecv(void *data, int64_t bytes, int peer, int tag) override;
   void wait(int64_t handle) override;
+  bool finished(int64_t handle) override;
   void waitAll() override {
     while (!handles_.empty())
       wait(handles_.begin()->first);
@@ -789,6 +790,15 @@ void SocketTransport::wait(int64_t handle) {
                                                      : "isend to rank ") +
                          std::to_string(transfer->peer) + " tag " +
                          std::to_string(transfer->tag));
+}
+
+bool SocketTransport::finished(int64_t handle) {
+  auto found = handles_.find(handle);
+  if (found == handles_.end())
+    return true; // wait() names the unknown handle
+  const Transfer &transfer = *found->second;
+  std::lock_guard<std::mutex> lock(mutex_);
+  return transfer.done || closed_[transfer.peer] || !broken_.empty();
 }
 
 void SocketTransport::sendRecv(const void *sendData, int64_t sendBytes,

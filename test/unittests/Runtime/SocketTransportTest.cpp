@@ -137,6 +137,32 @@ TEST(SocketTransport, PointToPointMatchesTagsAndChannels) {
   });
 }
 
+// finished() is what lets a wait pack weights only until its message is
+// there: false while the message has not been sent, true once it arrived
+// (without waiting), and wait() then returns it.
+TEST(SocketTransport, FinishedSaysWhenAReceiveHasArrived) {
+  runRanks(2, [](Transport &t) {
+    int32_t go = 0;
+    if (t.rank() == 0) {
+      t.recv(&go, sizeof go, 1, 1); // rank 1 has checked "not yet"
+      int32_t value = 42;
+      t.send(&value, sizeof value, 1, 2);
+    } else {
+      int32_t value = 0;
+      int64_t handle = t.startRecv(&value, sizeof value, 0, 2);
+      RANK_CHECK(!t.finished(handle));
+      t.send(&go, sizeof go, 0, 1);
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!t.finished(handle) && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      RANK_CHECK(t.finished(handle));
+      t.wait(handle);
+      RANK_CHECK(value == 42);
+      RANK_CHECK(t.finished(handle)); // unknown now: wait() would name it
+    }
+  });
+}
+
 TEST(SocketTransport, SizeMismatchNamesPeerTagAndSizes) {
   runRanks(2, [](Transport &t) {
     if (t.rank() == 0) {

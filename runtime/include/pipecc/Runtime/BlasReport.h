@@ -31,8 +31,9 @@ std::optional<BlasReport> queryBlas();
 /// (pipecc_rt_sgemm_weight) are stale. Nothing without a BLAS.
 void notifyWeightsChanged();
 
-/// Packs the target's stale weight copies now (nothing without a BLAS).
-void packStaleWeights();
+/// Packs one of the target's stale weight copies now; false when none is
+/// stale (always without a BLAS).
+bool packStaleWeight();
 
 /// Bytes of the target's packed weight copies (0 without a BLAS).
 int64_t packedWeightBytes();

@@ -481,11 +481,12 @@ void pipecc_rt_sgemm_epilogue(int32_t trans_a, int32_t trans_b, int64_t m,
 /* Parameters may have been written (the optimizer step, weights loaded):
  * every packed copy is stale. The driver calls it before every step. */
 void pipecc_rt_weights_changed(void);
-/* Packs now every copy that pipecc_rt_weights_changed made stale: work the
- * step would do at the weights' first use, done instead while the rank
- * would wait for a message (pipecc_rt_wait calls it). Not counted in
- * pipecc_rt_blas_stats (no product). */
-void pipecc_rt_pack_stale_weights(void);
+/* Packs now one copy that pipecc_rt_weights_changed made stale (the first
+ * the last step used); returns 1, or 0 when none is stale. Work the step
+ * would do at the weight's first use, done instead while the rank waits
+ * for a message: pipecc_rt_wait packs copies one by one until its message
+ * is there. Not counted in pipecc_rt_blas_stats (no product). */
+int32_t pipecc_rt_pack_stale_weight(void);
 /* Turns the packed copies on (the default) or off; returns whether
  * pipecc_rt_sgemm_weight now uses them (never on a CPU without a
  * packed-weight kernel). */

@@ -65,6 +65,13 @@ public:
   virtual int64_t startRecv(void *data, int64_t bytes, int peer,
                             int tag) = 0;
   virtual void wait(int64_t handle) = 0;
+  /// Whether wait(handle) would return (or fail) at once: lets a rank use a
+  /// wait for other work until its message is there. Never blocks. A
+  /// transport that cannot tell without blocking says false (the default).
+  virtual bool finished(int64_t handle) {
+    (void)handle;
+    return false;
+  }
   /// Waits for every started transfer.
   virtual void waitAll() = 0;
   virtual size_t pendingTransfers() const = 0;
