@@ -152,8 +152,10 @@ TEST(SocketTransport, FinishedSaysWhenAReceiveHasArrived) {
       int64_t handle = t.startRecv(&value, sizeof value, 0, 2);
       RANK_CHECK(!t.finished(handle));
       t.send(&go, sizeof go, 0, 1);
-      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-      while (!t.finished(handle) && std::chrono::steady_clock::now() < deadline)
+      auto deadline =
+          std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!t.finished(handle) &&
+             std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       RANK_CHECK(t.finished(handle));
       t.wait(handle);
