@@ -222,6 +222,11 @@ public:
 private:
   void connectPeers(const SocketConfig &config);
   void progressLoop();
+  /// Whether a wait for `transfer` ends now: it is done, or it never will
+  /// be (its peer closed, the job broke). Called with mutex_ held.
+  bool settled(const Transfer &transfer) const {
+    return transfer.done || closed_[transfer.peer] || !broken_.empty();
+  }
   void stopProgressThread();
   /// Takes one message from `peer` off the wire (progress thread).
   bool receiveMessage(int peer);
@@ -708,9 +713,7 @@ void SocketTransport::pollBeforeSleeping(const Transfer &transfer) {
 void SocketTransport::waitFor(Transfer &transfer, const std::string &where) {
   pollBeforeSleeping(transfer);
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [&] {
-    return transfer.done || closed_[transfer.peer] || !broken_.empty();
-  });
+  changed_.wait(lock, [&] { return settled(transfer); });
   if (!transfer.done) {
     // Leave the buffer to nobody: the progress thread must not fill it
     // after this rank gave up on it.
@@ -798,7 +801,7 @@ bool SocketTransport::finished(int64_t handle) {
     return true; // wait() names the unknown handle
   const Transfer &transfer = *found->second;
   std::lock_guard<std::mutex> lock(mutex_);
-  return transfer.done || closed_[transfer.peer] || !broken_.empty();
+  return settled(transfer);
 }
 
 void SocketTransport::sendRecv(const void *sendData, int64_t sendBytes,
