@@ -13,6 +13,8 @@
 #pragma weak pipecc_rt_weights_changed
 #pragma weak pipecc_rt_packed_weight_stats
 #pragma weak pipecc_rt_pack_stale_weight
+#pragma weak pipecc_rt_weight_repack_grain
+#pragma weak pipecc_rt_weight_written
 #pragma weak pipecc_rt_blas_record_products
 #pragma weak pipecc_rt_blas_products
 
@@ -36,6 +38,16 @@ void notifyWeightsChanged() {
 
 bool packStaleWeight() {
   return pipecc_rt_pack_stale_weight && pipecc_rt_pack_stale_weight() != 0;
+}
+
+int64_t weightRepackGrain(const float *param) {
+  return pipecc_rt_weight_repack_grain ? pipecc_rt_weight_repack_grain(param)
+                                       : 0;
+}
+
+void weightFloatsWritten(const float *param, int64_t begin, int64_t end) {
+  if (pipecc_rt_weight_written)
+    pipecc_rt_weight_written(param, begin, end);
 }
 
 int64_t packedWeightBytes() {

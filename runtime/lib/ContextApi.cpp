@@ -653,6 +653,11 @@ void pipecc_rt_optimizer_step(pipecc_rt_context *ctx) {
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
     float step = c.learningRate * c.gradientScale;
+    // Every packed copy is stale from here; the update repacks those it
+    // can (Device::sgdStepAndClearF32) and the rest wait for their next
+    // use.
+    notifyWeightsChanged();
+    c.optimizerRepackedWeights = false;
     timed(
         c, &StepTimes::optimizer,
         [] { return bytesEvent(TraceCategory::Optimizer, 0, -1); },
@@ -678,7 +683,7 @@ void pipecc_rt_optimizer_step(pipecc_rt_context *ctx) {
           if (c.recording)
             c.device->finishQueuedWork();
         });
-    notifyWeightsChanged();
+    c.optimizerRepackedWeights = true;
   });
 }
 

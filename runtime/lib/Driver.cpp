@@ -480,9 +480,12 @@ int64_t samplesPerStep(pipecc_rt_context &ctx) {
 }
 
 void runStep(pipecc_rt_context &ctx, int64_t samples) {
-  // Whatever wrote parameters since the last step (the optimizer, loading,
-  // an embedding host): packed copies from before are stale.
-  notifyWeightsChanged();
+  // Whatever wrote parameters since the last step (loading, an embedding
+  // host): packed copies from before are stale. Where the last writer was
+  // the optimizer, it already marked them and repacked what it could.
+  if (!ctx.optimizerRepackedWeights)
+    notifyWeightsChanged();
+  ctx.optimizerRepackedWeights = false;
   ctx.lossSum = 0;
   ctx.lossCount = 0;
   bool traced = ctx.trace && ctx.trace->step() == ctx.stepIndex;

@@ -304,6 +304,23 @@ int32_t pipecc_rt_pack_stale_weight(void) {
   return packed;
 }
 
+int64_t pipecc_rt_weight_repack_grain(const float *param) {
+  int64_t grain = 0;
+  guardCall([&] {
+    if (const gemm::Kernel *kernel = packedWeightKernel())
+      grain = packedWeights.repackGrain(*kernel, param);
+  });
+  return grain;
+}
+
+void pipecc_rt_weight_written(const float *param, int64_t begin,
+                              int64_t end) {
+  guardCall([&] {
+    if (const gemm::Kernel *kernel = packedWeightKernel())
+      packedWeights.rowsWritten(*kernel, param, begin, end);
+  });
+}
+
 int32_t pipecc_rt_blas_set_packed_weights(int32_t enabled) {
   packedWeightsWanted = enabled != 0;
   if (!packedWeightsWanted)

@@ -24,12 +24,14 @@ void PackedWeightCache::multiply(const gemm::Kernel &kernel, bool transA,
                                  float *c, int64_t ldc,
                                  const gemm::Epilogue &epilogue) {
   Entry &entry = find(transB, k, n, b, ldb);
+  ++entry.products;
   if (entry.current)
     return gemm::gemmPackedB(kernel, transA, m, alpha, a, lda, entry.packed,
                              beta, c, ldc, epilogue);
   gemm::gemmPackingB(kernel, transA, m, alpha, a, lda, transB, k, n, b, ldb,
                      entry.packed, beta, c, ldc, epilogue);
   entry.current = true;
+  entry.packedInWait = false;
   ++packCount;
 }
 
@@ -39,6 +41,7 @@ bool PackedWeightCache::packOneStale(const gemm::Kernel &kernel) {
       gemm::packB(kernel, held->transB, held->k, held->n, held->b, held->ldb,
                   held->packed);
       held->current = true;
+      held->packedInWait = true;
       ++packCount;
       return true;
     }
@@ -46,8 +49,65 @@ bool PackedWeightCache::packOneStale(const gemm::Kernel &kernel) {
 }
 
 void PackedWeightCache::invalidate() {
-  for (const std::unique_ptr<Entry> &held : entries)
+  for (const std::unique_ptr<Entry> &held : entries) {
     held->current = false;
+    held->rowsRepacked = 0;
+    held->productsBefore = held->products;
+    held->products = 0;
+  }
+}
+
+bool PackedWeightCache::Entry::repackedByOptimizer(const float *param) const {
+  // Packed before (its storage holds this shape) during the one product
+  // that read it in the last step: that product paid the whole packing,
+  // from memory, which the optimizer does from cache for about half
+  // (docs/design.md, "Packed weights"). A copy several products read (M >
+  // 1) shares its packing among them, and one a wait packed costs the
+  // step nothing; those stay with their product or wait.
+  return b == param && !packedInWait && productsBefore == 1 && k > 0 &&
+         n > 0 && packed.rows() == k && packed.columns() == n;
+}
+
+int64_t PackedWeightCache::repackGrain(const gemm::Kernel &kernel,
+                                       const float *param) const {
+  for (const std::unique_ptr<Entry> &held : entries)
+    if (held->repackedByOptimizer(param))
+      return gemm::repackRowGrain(kernel) * held->ldb;
+  return 0;
+}
+
+void PackedWeightCache::rowsWritten(const gemm::Kernel &kernel,
+                                    const float *param, int64_t begin,
+                                    int64_t end) {
+  for (const std::unique_ptr<Entry> &held : entries) {
+    Entry &entry = *held;
+    if (!entry.repackedByOptimizer(param) || entry.rowsRepacked < 0 ||
+        entry.current)
+      continue;
+    int64_t rows = entry.storedRows(), grain = gemm::repackRowGrain(kernel);
+    int64_t first = begin / entry.ldb;
+    int64_t last = std::min(rows, (end + entry.ldb - 1) / entry.ldb);
+    if (first >= rows)
+      continue;
+    // Whole rows, in order; whole panels where B is transposed. Anything
+    // else leaves the copy stale (packed at its next product).
+    bool rowAligned = begin % entry.ldb == 0 &&
+                      (end % entry.ldb == 0 || last == rows);
+    bool panelAligned = !entry.transB ||
+                        (first % grain == 0 && (last % grain == 0 ||
+                                                last == rows));
+    if (!rowAligned || !panelAligned || first != entry.rowsRepacked) {
+      entry.rowsRepacked = -1;
+      continue;
+    }
+    gemm::repackBRows(kernel, entry.transB, entry.b, entry.ldb, first, last,
+                      entry.packed);
+    entry.rowsRepacked = last;
+    if (last == rows) {
+      entry.current = true;
+      ++packCount;
+    }
+  }
 }
 
 int64_t PackedWeightCache::bytes() const {

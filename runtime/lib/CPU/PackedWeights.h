@@ -6,8 +6,11 @@
 // gradient read one weight both ways). Entries turn stale when parameters
 // may have been written (pipecc_rt_weights_changed: the optimizer step,
 // the start of every step) and are repacked into their own storage during
-// their next product (gemmPackingB) or by a wait (packStale), so a rank
-// holds one packed copy per (weight, reading).
+// their next product (gemmPackingB) or by a wait (packOneStale), so a rank
+// holds one packed copy per (weight, reading). A copy that one product per
+// step read, packed during that product, is instead repacked by the
+// optimizer as it writes the weight (rowsWritten), from the rows still in
+// cache (docs/design.md, "Packed weights").
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIPECC_RUNTIME_CPU_PACKEDWEIGHTS_H
@@ -35,6 +38,15 @@ public:
   /// an earlier step, in the order of their first products then, which
   /// this step will read again); false when none is stale.
   bool packOneStale(const gemm::Kernel &kernel);
+  /// Floats of `param` the optimizer should update at a time and then
+  /// report to rowsWritten: whole panels of its copies to repack there
+  /// (a copy packed in a wait is left to the waits); 0 when none is.
+  int64_t repackGrain(const gemm::Kernel &kernel, const float *param) const;
+  /// Floats [begin, end) of `param` were just written (after invalidate,
+  /// in order from 0): repacks what the copies repackGrain counted hold
+  /// of them; a copy is current again once all its rows are.
+  void rowsWritten(const gemm::Kernel &kernel, const float *param,
+                   int64_t begin, int64_t end);
   /// Frees every copy (the packing count stays).
   void release() { entries.clear(); }
   /// Bytes of packed copies held.
@@ -49,6 +61,16 @@ private:
     int64_t k, n, ldb;
     bool current;
     gemm::PackedMatrix packed;
+    /// Whether its last packing was a wait's (packOneStale).
+    bool packedInWait = false;
+    /// Products through it since the last invalidate, and in the interval
+    /// before (a step's).
+    int64_t products = 0, productsBefore = 0;
+    /// Rows of B repacked by rowsWritten since invalidate (-1: a gap).
+    int64_t rowsRepacked = 0;
+    int64_t storedRows() const { return transB ? n : k; }
+    /// Whether the optimizer repacks it (repackGrain, rowsWritten).
+    bool repackedByOptimizer(const float *param) const;
   };
   /// The entry of this reading of `b`, a new stale one if none is held.
   Entry &find(bool transB, int64_t k, int64_t n, const float *b, int64_t ldb);

@@ -1,5 +1,6 @@
 //===- Host.cpp - The host device: buffers in plain host memory -----------===//
 #include "pipecc/Runtime/Device.h"
+#include "pipecc/Runtime/BlasReport.h"
 #include "pipecc/Runtime/Context.h"
 #include "pipecc/Runtime/Error.h"
 #include "pipecc/Runtime/Runtime.h"
@@ -142,17 +143,26 @@ public:
                              float step, bool check, float &value) override {
     // One pass instead of three (scan, update, zero at the next step's
     // start): a chunk small enough for L1 is checked, then updated and
-    // cleared while it is there.
+    // cleared while it is there. Runs of chunks as long as the target's
+    // packed copies ask for (whole panels) are repacked after each, from
+    // L2.
     constexpr int64_t kChunk = 2048;
-    for (int64_t begin = 0; begin < count; begin += kChunk) {
-      int64_t n = std::min(kChunk, count - begin);
-      if (check) {
-        if (int64_t bad = scanNonFinite(grad + begin, n); bad >= 0) {
-          value = grad[begin + bad];
-          return begin + bad;
+    int64_t grain = weightRepackGrain(param);
+    int64_t run = grain > 0 ? grain : count;
+    for (int64_t first = 0; first < count; first += run) {
+      int64_t end = std::min(count, first + run);
+      for (int64_t begin = first; begin < end; begin += kChunk) {
+        int64_t n = std::min(kChunk, end - begin);
+        if (check) {
+          if (int64_t bad = scanNonFinite(grad + begin, n); bad >= 0) {
+            value = grad[begin + bad];
+            return begin + bad;
+          }
         }
+        sgdUpdateAndClearF32(param + begin, grad + begin, n, step);
       }
-      sgdUpdateAndClearF32(param + begin, grad + begin, n, step);
+      if (grain > 0)
+        weightFloatsWritten(param, first, end);
     }
     return -1;
   }

@@ -119,6 +119,65 @@ TEST(Blas, PackedWeightsAreReusedUntilTheWeightsChange) {
   EXPECT_EQ(pipecc_rt_blas_set_packed_weights(1), 1);
 }
 
+// The optimizer's repack (pipecc_rt_weight_repack_grain and _written, as
+// Device::sgdStepAndClearF32 calls them): a copy one product read in the
+// last step is repacked from the rows written, run by run, and is then
+// current: the next product sees the new values without packing. A copy
+// several products read, or a weight whose rows were not all reported, is
+// left stale and packed at its next product.
+TEST(Blas, OptimizerRepacksCopiesThatOneProductReadPerStep) {
+  if (!pipecc_rt_blas_set_packed_weights(1))
+    GTEST_SKIP() << "no packed-weight kernel for this CPU";
+  pipecc_rt_weights_changed();
+  const int64_t m = 4, n = 100, k = 30;
+  std::vector<float> x(m * k, 0.5f), w(n * k, 0.25f), shared(n * k, 0.25f),
+      y(m * n);
+  auto forward = [&](const std::vector<float> &weight) {
+    pipecc_rt_sgemm_weight(0, 1, m, n, k, 1, x.data(), k, weight.data(), k,
+                           0, y.data(), n);
+  };
+  auto packs = [] {
+    pipecc_rt_packed_weight_counters counters;
+    pipecc_rt_packed_weight_stats(&counters);
+    return counters.packs;
+  };
+  // A step: w read by one product, `shared` by two.
+  forward(w);
+  forward(shared);
+  forward(shared);
+  // The optimizer: every copy stale, then each weight written run by run.
+  pipecc_rt_weights_changed();
+  int64_t grain = pipecc_rt_weight_repack_grain(w.data());
+  EXPECT_GT(grain, 0);
+  EXPECT_EQ(grain % k, 0) << "whole rows of W";
+  EXPECT_EQ(pipecc_rt_weight_repack_grain(shared.data()), 0);
+  int64_t before = packs();
+  for (int64_t first = 0; first < n * k; first += grain) {
+    int64_t end = std::min(n * k, first + grain);
+    std::fill(w.begin() + first, w.begin() + end, 1.0f);
+    pipecc_rt_weight_written(w.data(), first, end);
+  }
+  std::fill(shared.begin(), shared.end(), 1.0f);
+  EXPECT_EQ(packs() - before, 1) << "w's copy, by the optimizer";
+  // The next step: w's product packs nothing and sees the new values;
+  // shared's packs.
+  forward(w);
+  EXPECT_FLOAT_EQ(y[0], 0.5f * k);
+  EXPECT_FLOAT_EQ(y[m * n - 1], 0.5f * k);
+  EXPECT_EQ(packs() - before, 1);
+  forward(shared);
+  EXPECT_FLOAT_EQ(y[0], 0.5f * k);
+  EXPECT_EQ(packs() - before, 2);
+  // Rows reported with a gap: w's copy stays stale, packed at its use.
+  pipecc_rt_weights_changed();
+  std::fill(w.begin(), w.end(), 2.0f);
+  pipecc_rt_weight_written(w.data(), grain, std::min(n * k, 2 * grain));
+  forward(w);
+  EXPECT_FLOAT_EQ(y[0], 0.5f * 2.0f * k);
+  EXPECT_EQ(packs() - before, 3);
+  pipecc_rt_weights_changed();
+}
+
 // pipecc_rt_sgemm_epilogue: the product (as pipecc_rt_sgemm, or through
 // the packed weight with PIPECC_RT_GEMM_WEIGHT_B), then the bias and relu,
 // equal to the product followed by the same loop; on every path the

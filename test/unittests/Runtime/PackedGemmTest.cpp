@@ -308,6 +308,87 @@ TEST_P(PackedGemmKernel, PackingDuringTheProductEqualsPackedOnce) {
   EXPECT_EQ(packed.columns(), 4);
 }
 
+// repackBRows (the optimizer's repack of a weight it wrote): after B's
+// stored rows [0, half) changed and were repacked in runs, products by the
+// copy are bit-identical to those by packB of that B (rows from half on
+// still the old ones: nothing else was touched), and after the rest too,
+// to packB of the new B; for both readings, several k-blocks (the small
+// blocked kernel), edge panels, runs that cross k-blocks, a row stride
+// beyond the row. Misaligned or out-of-range rows and a copy packed for
+// another kernel are errors.
+TEST_P(PackedGemmKernel, RepackingChangedRowsEqualsPackingTheNewB) {
+  const Kernel *selected = GetParam();
+  std::mt19937 random(23);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  int checked = 0;
+  for (const Kernel &kernel : kernelsUnderTest(*selected))
+    for (bool transB : {false, true})
+      for (auto [k, n] : {std::pair<int64_t, int64_t>{100, 97},
+                          {20, 130},
+                          {1, 49},
+                          {61, 1}}) {
+        int64_t storedRows = transB ? n : k, storedColumns = transB ? k : n;
+        int64_t ldb = storedColumns + 3, m = 13;
+        std::vector<float> oldB(storedRows * ldb), newB(storedRows * ldb),
+            a(m * k), c1(m * n), c2(m * n);
+        for (std::vector<float> *x : {&oldB, &newB, &a})
+          for (float &v : *x)
+            v = uniform(random);
+        int64_t grain = repackRowGrain(kernel);
+        // Transposed B: whole panels; plain B: runs of 5 rows (crossing
+        // the small kernel's k-blocks of 7).
+        int64_t run = transB ? grain : 5;
+        int64_t half = transB ? grain * (storedRows / grain / 2 + 1)
+                              : storedRows / 2 + 1;
+        half = std::min(half, storedRows);
+        std::string where = std::string(kernelName(kernel)) +
+                            " kc=" + std::to_string(kernel.kc) +
+                            " trans_b=" + std::to_string(transB) +
+                            " K=" + std::to_string(k) +
+                            " N=" + std::to_string(n);
+        auto sameProducts = [&](PackedMatrix &x, PackedMatrix &y) {
+          gemmPackedB(kernel, false, m, 1.0f, a.data(), k, x, 0.0f,
+                      c1.data(), n);
+          gemmPackedB(kernel, false, m, 1.0f, a.data(), k, y, 0.0f,
+                      c2.data(), n);
+          return std::memcmp(c1.data(), c2.data(), c1.size() * 4) == 0;
+        };
+        PackedMatrix copy, expected;
+        std::vector<float> b = oldB;
+        packB(kernel, transB, k, n, b.data(), ldb, copy);
+        std::copy(newB.begin(), newB.begin() + half * ldb, b.begin());
+        for (int64_t r = 0; r < half; r += run)
+          repackBRows(kernel, transB, b.data(), ldb, r,
+                      std::min(half, r + run), copy);
+        packB(kernel, transB, k, n, b.data(), ldb, expected);
+        EXPECT_TRUE(sameProducts(copy, expected)) << where << " half";
+        b = newB;
+        for (int64_t r = half; r < storedRows; r += run)
+          repackBRows(kernel, transB, b.data(), ldb, r,
+                      std::min(storedRows, r + run), copy);
+        packB(kernel, transB, k, n, b.data(), ldb, expected);
+        EXPECT_TRUE(sameProducts(copy, expected)) << where << " all";
+        ++checked;
+      }
+  EXPECT_EQ(checked, 2 * 2 * 4);
+
+  std::vector<float> b(64 * 64, 1.0f);
+  PackedMatrix packed;
+  int64_t grain = repackRowGrain(*selected);
+  EXPECT_THROW(repackBRows(*selected, true, b.data(), 64, 0, 1, packed),
+               pipecc::rt::RuntimeError); // nothing packed yet
+  packB(*selected, true, 64, 2 * grain, b.data(), 64, packed);
+  EXPECT_THROW(repackBRows(*selected, true, b.data(), 64, 1, grain, packed),
+               pipecc::rt::RuntimeError); // not at a panel
+  EXPECT_THROW(
+      repackBRows(*selected, true, b.data(), 64, 0, 2 * grain + 1, packed),
+      pipecc::rt::RuntimeError); // past B
+  Kernel other = *selected;
+  EXPECT_THROW(repackBRows(other, true, b.data(), 64, 0, grain, packed),
+               pipecc::rt::RuntimeError);
+  repackBRows(*selected, true, b.data(), 64, 0, grain, packed);
+}
+
 // gemmBatched (small products, the next one's operands prefetched): one
 // product held to the naive loop for every transpose, beta and edge tile,
 // and a batch with padded strides bit-identical to gemm() per product.

@@ -35,6 +35,15 @@ void notifyWeightsChanged();
 /// stale (always without a BLAS).
 bool packStaleWeight();
 
+/// Floats of the parameter at `param` to update at a time, each run then
+/// reported to weightFloatsWritten (pipecc_rt_weight_repack_grain); 0
+/// when the target repacks none of its copies (always without a BLAS).
+int64_t weightRepackGrain(const float *param);
+
+/// The optimizer wrote floats [begin, end) of `param`: the target repacks
+/// its copies of them (pipecc_rt_weight_written; nothing without a BLAS).
+void weightFloatsWritten(const float *param, int64_t begin, int64_t end);
+
 /// Bytes of the target's packed weight copies (0 without a BLAS).
 int64_t packedWeightBytes();
 

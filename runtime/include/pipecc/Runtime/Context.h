@@ -88,6 +88,10 @@ struct pipecc_rt_context {
   /// Every gradient accumulator holds zeros (the optimizer's pass cleared
   /// them): the next step need not fill them.
   bool gradientsClear = false;
+  /// The optimizer step was the last to write parameters, and repacked
+  /// the copies it could (Device::sgdStepAndClearF32): the next step need
+  /// not mark every packed copy stale.
+  bool optimizerRepackedWeights = false;
   std::vector<pipecc::rt::BufferStorage> buffers; // by buffer id
   std::map<int64_t, pipecc::rt::InputSource> inputs; // by buffer id
   int64_t stepIndex = 0;

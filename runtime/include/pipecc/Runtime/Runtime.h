@@ -487,6 +487,17 @@ void pipecc_rt_weights_changed(void);
  * for a message: pipecc_rt_wait packs copies one by one until its message
  * is there. Not counted in pipecc_rt_blas_stats (no product). */
 int32_t pipecc_rt_pack_stale_weight(void);
+/* The optimizer's side of the packed copies: pipecc_rt_weight_repack_grain
+ * is how many floats of the parameter at `param` to update at a time (0:
+ * none of its copies is repacked by the optimizer: it has none, or a wait
+ * packs them); after each such run of floats [begin, end), in order from
+ * 0 after pipecc_rt_weights_changed, pipecc_rt_weight_written repacks
+ * what the copies hold of them while they are in cache. A copy whose last
+ * packing took a product's time is repacked this way; once all its rows
+ * are, it is current (no packing at the next step's first product). */
+int64_t pipecc_rt_weight_repack_grain(const float *param);
+void pipecc_rt_weight_written(const float *param, int64_t begin,
+                              int64_t end);
 /* Turns the packed copies on (the default) or off; returns whether
  * pipecc_rt_sgemm_weight now uses them (never on a CPU without a
  * packed-weight kernel). */

@@ -60,6 +60,11 @@ struct Kernel {
   int64_t mc;
   MicroKernel microKernel;
   PackBBlock packB;
+  /// packB's layout written with non-temporal stores (`out` aligned to the
+  /// vectors, as a k-block's panels are in a packed matrix): for a copy
+  /// packed well before its use (repackBRows), which would otherwise read
+  /// each line it writes and push the caches' contents out.
+  PackBBlock packBStreaming;
   PackABlock packA;
 };
 

@@ -173,6 +173,7 @@ const Kernel &avx2FmaKernel() {
                                                      microKernelColumns<2>,
                                                      microKernelColumns<3>>,
                                 packBPanels<kNr>,
+                                packBPanels<kNr, true>,
                                 packAPanels<kMr>};
   return kernel;
 }

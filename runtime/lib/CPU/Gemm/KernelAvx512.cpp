@@ -190,11 +190,13 @@ inline void transpose16x16(__m512 r[16]) {
 /// of a panel's 48 rows in turn; rows a weight's row stride apart (4 KiB)
 /// share an L1 set, so most of those loads missed: 0.43 ms per 1024 x 1024
 /// weight, hot or cold (pipecc-gemm-bench's packB line). The row-order
-/// copy of plain B is Packers.h's.
+/// copy of plain B is Packers.h's. With Stream the stores are
+// non-temporal (`out` 64-byte aligned: Kernel::packBStreaming).
+template <bool Stream>
 void packBPanels512(bool transB, int64_t kc, int64_t n, const float *b,
                     int64_t ldb, int64_t p0, float *out) {
   if (!transB)
-    return packBPanels<kNr>(transB, kc, n, b, ldb, p0, out);
+    return packBPanels<kNr, Stream>(transB, kc, n, b, ldb, p0, out);
   for (int64_t j0 = 0; j0 < n; j0 += kNr, out += kc * kNr) {
     int64_t valid = std::min(kNr, n - j0);
     for (int64_t g = 0; g < kNr / 16; ++g) {
@@ -210,7 +212,10 @@ void packBPanels512(bool transB, int64_t kc, int64_t n, const float *b,
                           : _mm512_setzero_ps();
         transpose16x16(r);
         for (int64_t i = 0; i < steps; ++i)
-          _mm512_storeu_ps(out + (p + i) * kNr + 16 * g, r[i]);
+          if constexpr (Stream)
+            _mm512_stream_ps(out + (p + i) * kNr + 16 * g, r[i]);
+          else
+            _mm512_storeu_ps(out + (p + i) * kNr + 16 * g, r[i]);
       }
     }
   }
@@ -223,7 +228,8 @@ const Kernel &avx512Kernel() {
                                 microKernelByColumns<16, microKernelColumns<1>,
                                                      microKernelColumns<2>,
                                                      microKernelColumns<3>>,
-                                packBPanels512,
+                                packBPanels512<false>,
+                                packBPanels512<true>,
                                 packAPanels<kMr>};
   return kernel;
 }

@@ -61,6 +61,8 @@ private:
                            const float *, int64_t, bool, int64_t, int64_t,
                            const float *, int64_t, PackedMatrix &, float,
                            float *, int64_t, const Epilogue &);
+  friend void repackBRows(const Kernel &, bool, const float *, int64_t,
+                          int64_t, int64_t, PackedMatrix &);
   /// Storage for a rows x columns op(B) packed for `kernel` (reused when
   /// large enough), the matrix empty until markPacked: a failed allocation
   /// or an unfinished packing leaves no stale shape.
@@ -110,6 +112,22 @@ void gemmPackingB(const Kernel &kernel, bool transA, int64_t m, float alpha,
                   int64_t n, const float *b, int64_t ldb, PackedMatrix &out,
                   float beta, float *c, int64_t ldc,
                   const Epilogue &epilogue = {});
+
+/// The rows of a stored B that repackBRows repacks at a time where B is
+/// stored transposed: a panel's columns (kernel.nr).
+int64_t repackRowGrain(const Kernel &kernel);
+
+/// Repacks into `packed` (op(B) as packB left it for `kernel`, read from
+/// `b` with row stride ldb as then) the part that stored rows [firstRow,
+/// endRow) of B make up, after those rows changed: an optimizer's update
+/// of a weight, repacked while the rows it wrote are still in cache, so
+/// that the step's first product by the weight does not repack it from
+/// memory. Where B is stored transposed (N x K) its rows are op(B)'s
+/// columns: firstRow must start a panel (a multiple of repackRowGrain),
+/// and endRow too unless it is N. Every other value of `packed` is left.
+void repackBRows(const Kernel &kernel, bool transB, const float *b,
+                 int64_t ldb, int64_t firstRow, int64_t endRow,
+                 PackedMatrix &packed);
 
 /// Whether an M x N x K product runs the shallow loop order (one k-block,
 /// packed B within L2, C walked along its rows). Where it does, gemm()

@@ -53,8 +53,19 @@ inline __m256i firstLanes(int64_t count) {
                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-/// Kernel.h's PackBBlock for panels of NR columns.
-template <int64_t NR>
+/// Stores v at p: with Stream, non-temporal (p 32-byte aligned), for a
+/// packed copy not read again soon (Kernel::packBStreaming).
+template <bool Stream>
+inline void storePacked(float *p, __m256 v) {
+  if constexpr (Stream)
+    _mm256_stream_ps(p, v);
+  else
+    _mm256_storeu_ps(p, v);
+}
+
+/// Kernel.h's PackBBlock for panels of NR columns; with Stream, its
+/// whole vectors stored non-temporally (`out` 32-byte aligned).
+template <int64_t NR, bool Stream = false>
 void packBPanels(bool transB, int64_t kc, int64_t n, const float *b,
                  int64_t ldb, int64_t p0, float *out) {
   static_assert(NR % 8 == 0, "panels are whole ymm vectors");
@@ -72,7 +83,7 @@ void packBPanels(bool transB, int64_t kc, int64_t n, const float *b,
       float *dst = out + p * NR;
       for (int64_t j = 0; j < full; ++j, src += NR, dst += kc * NR)
         for (int i = 0; i < kVectors; ++i)
-          _mm256_storeu_ps(dst + 8 * i, _mm256_loadu_ps(src + 8 * i));
+          storePacked<Stream>(dst + 8 * i, _mm256_loadu_ps(src + 8 * i));
       if (rest)
         for (int i = 0; i < kVectors; ++i)
           _mm256_storeu_ps(dst + 8 * i,
@@ -95,7 +106,7 @@ void packBPanels(bool transB, int64_t kc, int64_t n, const float *b,
                                  : _mm256_setzero_ps();
         transpose8x8(r);
         for (int i = 0; i < 8; ++i)
-          _mm256_storeu_ps(out + (p + i) * NR + 8 * g, r[i]);
+          storePacked<Stream>(out + (p + i) * NR + 8 * g, r[i]);
       }
     }
     for (; p < kc; ++p)
