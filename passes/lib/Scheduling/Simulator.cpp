@@ -339,12 +339,15 @@ public:
 
 private:
   /// A compute or optimizer step in progress on shared cores: `remaining`
-  /// seconds of work at full speed, from `start`.
+  /// seconds of work at full speed, from `start`. A rank woken by a
+  /// message is `ready` at its arrival and starts at most a time slice
+  /// later (`start`), earlier where a core frees first (shareCores).
   struct Running {
     bool active = false;
     size_t at = 0;
     double start = 0;
     double remaining = 0;
+    double ready = 0;
   };
 
   /// Processor sharing: advances the global clock to the next start or end
@@ -355,20 +358,31 @@ private:
   bool shareCores() {
     if (!timing.sharesCores(problem.stages))
       return false;
-    std::vector<int> computing;
-    double nextStart = std::numeric_limits<double>::infinity();
+    std::vector<int> computing, pending;
     bool any = false;
     for (int rank = 0; rank < problem.stages; ++rank) {
       if (!running[rank].active)
         continue;
       any = true;
-      if (running[rank].start <= now)
-        computing.push_back(rank);
-      else
-        nextStart = std::min(nextStart, running[rank].start);
+      (running[rank].start <= now ? computing : pending).push_back(rank);
     }
     if (!any)
       return false;
+    // A woken rank waits for a time slice only while the others hold every
+    // core: when one of them blocks or ends, the scheduler gives it that
+    // core at once.
+    double nextStart = std::numeric_limits<double>::infinity();
+    for (int rank : pending) {
+      Running &action = running[rank];
+      if (action.ready <= now &&
+          computing.size() < static_cast<size_t>(timing.cores)) {
+        action.start = now;
+        computing.push_back(rank);
+        continue;
+      }
+      nextStart = std::min(nextStart,
+                           action.ready > now ? action.ready : action.start);
+    }
     if (computing.empty()) {
       now = nextStart;
       return true;
@@ -410,21 +424,15 @@ private:
 
   bool done(int rank) const { return next[rank] >= programs[rank].size(); }
 
-  /// The extra wait of `receiver`, asleep for a message that arrives
-  /// now: with fewer cores than ranks, when the other ranks compute on
-  /// every core, it gets a core only when a time slice ends
-  /// (TimingModel::busyLatencySeconds beyond the idle latency); else 0.
-  double busyDelaySeconds(int receiver) const {
+  /// The longest extra wait of a rank asleep for a message: with fewer
+  /// cores than ranks, while the other ranks compute on every core, it gets
+  /// a core when a time slice ends (TimingModel::busyLatencySeconds beyond
+  /// the idle latency), or when one of them blocks first (shareCores).
+  double wakeDelaySeconds() const {
     if (!timing.sharesCores(problem.stages) ||
         timing.busyLatencySeconds <= timing.latencySeconds)
       return 0;
-    int computing = 0;
-    for (int rank = 0; rank < problem.stages; ++rank)
-      if (rank != receiver && running[rank].active)
-        ++computing;
-    return computing >= timing.cores
-               ? timing.busyLatencySeconds - timing.latencySeconds
-               : 0;
+    return timing.busyLatencySeconds - timing.latencySeconds;
   }
 
   double messageSeconds(const ProgramAction &action) const {
@@ -512,7 +520,7 @@ private:
         moved = true;
         continue;
       }
-      double duration = 0;
+      double duration = 0, wakeDelay = 0;
       if (action.kind == ProgramActionKind::Compute) {
         if (Status status = checkInput(rank, at); !status)
           return Diagnostic{status.message()};
@@ -522,8 +530,10 @@ private:
           auto arrived =
               arrival[rank].find({input.tensor, action.compute.microbatch});
           if (arrived != arrival[rank].end() &&
-              arrived->second > clock[rank])
-            clock[rank] = arrived->second + busyDelaySeconds(rank);
+              arrived->second > clock[rank]) {
+            clock[rank] = arrived->second;
+            wakeDelay = wakeDelaySeconds();
+          }
         }
         computed[index(action.compute)] = 1;
         duration = problem.duration(action.compute);
@@ -535,7 +545,8 @@ private:
       if (timing.sharesCores(problem.stages) &&
           action.kind != ProgramActionKind::AllReduce) {
         // Ends when shareCores() has given it `duration` of a core.
-        running[rank] = {true, at, std::max(clock[rank], now), duration};
+        double ready = std::max(clock[rank], now);
+        running[rank] = {true, at, ready + wakeDelay, duration, ready};
         return true;
       }
       if (action.kind != ProgramActionKind::AllReduce)

@@ -12,6 +12,8 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
+
 using namespace pipecc::scheduling;
 
 namespace {
@@ -159,5 +161,43 @@ TEST(ProcessorSharing, BusyCoresDelayAWakingReceiver) {
   own.busyLatencySeconds = 0;
   EXPECT_NEAR(simulated(problem, programs, timing).makespan,
               simulated(problem, programs, own).makespan, 1e-9);
+}
+
+// A woken receiver waits for a time slice only while the other ranks hold
+// every core: when one of them blocks or ends it takes that core at once.
+// With a time slice far longer than the whole step (100 s against F = B = 1),
+// four ranks of 1F1B on two cores still end within the work of the step,
+// where a fixed wait per message would add 100 s for each; and the woken
+// rank's compute starts exactly when the core it takes frees.
+TEST(ProcessorSharing, AWokenReceiverTakesTheFirstCoreThatFrees) {
+  ScheduleProblem problem = ScheduleProblem::linear(4, 8);
+  problem.durations.assign(4, {1, 1, 1});
+  std::vector<Program> programs = programsOf("1f1b", problem);
+  TimingModel timing;
+  timing.overlapSends = true;
+  timing.cores = 2;
+  double shared = simulated(problem, programs, timing).makespan;
+  timing.busyLatencySeconds = 100;
+  SimulationResult busy = simulated(problem, programs, timing);
+  double work = 0; // the time every rank spent computing
+  for (double seconds : busy.busySeconds)
+    work += seconds;
+  EXPECT_GE(busy.makespan, shared - 1e-9);
+  EXPECT_LT(busy.makespan, work);
+  // Every compute starts at 0, at a message's arrival or at another
+  // compute's end (a core freeing): never in the middle of a slice.
+  std::vector<double> events = {0};
+  for (const auto &timeline : busy.timelines)
+    for (const TimedAction &span : timeline)
+      events.push_back(span.end);
+  for (int rank = 0; rank < 4; ++rank)
+    for (int m = 0; m < 8; ++m)
+      for (ComputeAction action : {forward(rank, m), backward(rank, m)}) {
+        double start = spanOf(programs, busy, action).start;
+        bool atEvent = false;
+        for (double event : events)
+          atEvent = atEvent || std::abs(event - start) < 1e-9;
+        EXPECT_TRUE(atEvent) << describe(action) << " starts at " << start;
+      }
 }
 } // namespace

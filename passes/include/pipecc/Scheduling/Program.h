@@ -103,7 +103,8 @@ struct TimingModel {
   /// With fewer cores than ranks: the latency of a message posted while
   /// every core is computing for other ranks (0: as latencySeconds). The
   /// receiver sleeps in its wait; the scheduler wakes it on a busy core
-  /// only when a time slice there ends (measured by `pipecc profile` as
+  /// only when a time slice there ends, or when a rank computing there
+  /// blocks or ends first (measured by `pipecc profile` as
   /// `links[].busy_latency_s`).
   double busyLatencySeconds = 0;
   /// Seconds of one message crossing boundary q (between virtual stages q and
