@@ -47,6 +47,15 @@ TimedAction spanOf(const std::vector<Program> &programs,
   return {};
 }
 
+/// Two shared cores, messages posted and waited for at the first reader
+/// (as the runtime does), free otherwise.
+TimingModel postedOnTwoCores() {
+  TimingModel timing;
+  timing.overlapSends = true;
+  timing.cores = 2;
+  return timing;
+}
+
 ComputeAction forward(int rank, int microbatch) {
   return {ComputeKind::Forward, rank, 0, microbatch};
 }
@@ -140,10 +149,7 @@ TEST(ProcessorSharing, BusyCoresDelayAWakingReceiver) {
   ScheduleProblem problem = ScheduleProblem::linear(4, 8);
   problem.durations.assign(4, {1, 1, 1});
   std::vector<Program> programs = programsOf("1f1b", problem);
-  TimingModel timing;
-  // Posted messages, waited for at the first reader (as the runtime).
-  timing.overlapSends = true;
-  timing.cores = 2;
+  TimingModel timing = postedOnTwoCores();
   double shared = simulated(problem, programs, timing).makespan;
   timing.busyLatencySeconds = 0.25;
   double busy = simulated(problem, programs, timing).makespan;
@@ -173,9 +179,7 @@ TEST(ProcessorSharing, AWokenReceiverTakesTheFirstCoreThatFrees) {
   ScheduleProblem problem = ScheduleProblem::linear(4, 8);
   problem.durations.assign(4, {1, 1, 1});
   std::vector<Program> programs = programsOf("1f1b", problem);
-  TimingModel timing;
-  timing.overlapSends = true;
-  timing.cores = 2;
+  TimingModel timing = postedOnTwoCores();
   double shared = simulated(problem, programs, timing).makespan;
   timing.busyLatencySeconds = 100;
   SimulationResult busy = simulated(problem, programs, timing);
