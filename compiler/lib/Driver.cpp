@@ -1,6 +1,7 @@
 #include "pipecc/Compiler/Driver.h"
 
 #include "pipecc/Compiler/Codegen.h"
+#include "pipecc/Compiler/FailureHandling.h"
 #include "pipecc/Compiler/InitAll.h"
 #include "pipecc/Compiler/MemoryPlanning.h"
 #include "pipecc/Compiler/ModelSummary.h"
@@ -60,6 +61,8 @@ private:
     }
     std::string message = support::toOneLine(diag.str());
     std::string where = describe(diag.getLocation());
+    // See reportError: a signal's cleanup speaks first, and alone.
+    auto hold = holdFailureCleanup();
     llvm::errs() << "pipecc: " << severity << ": ";
     if (!where.empty() && message.find(where) == std::string::npos)
       llvm::errs() << where << ": ";

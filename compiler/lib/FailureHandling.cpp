@@ -5,6 +5,7 @@
 #include "pipecc/Compiler/RemoveTree.h"
 
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <csignal>
 #include <pthread.h>
@@ -155,4 +156,9 @@ void pipecc::setChildProcessForCleanup(int pid) {
 
 std::unique_lock<std::recursive_mutex> pipecc::holdFailureCleanup() {
   return std::unique_lock<std::recursive_mutex>(state().mutex);
+}
+
+void pipecc::reportError(const llvm::Twine &message) {
+  auto hold = holdFailureCleanup();
+  llvm::errs() << "pipecc: error: " << message << "\n";
 }

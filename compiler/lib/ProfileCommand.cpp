@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "pipecc/Compiler/ProfileCommand.h"
+#include "pipecc/Compiler/FailureHandling.h"
 #include "pipecc/Compiler/OutputFile.h"
 #include "pipecc/CostModel/DeviceProfile.h"
 
@@ -25,7 +26,7 @@ using namespace llvm;
 
 namespace {
 int fail(const Twine &message) {
-  errs() << "pipecc: error: " << message << "\n";
+  pipecc::reportError(message);
   return 1;
 }
 

@@ -10,6 +10,7 @@
 
 #include "pipecc/Compiler/ScheduleCommand.h"
 
+#include "pipecc/Compiler/FailureHandling.h"
 #include "pipecc/Compiler/OutputDirectory.h"
 #include "pipecc/Compiler/OutputFile.h"
 #include "pipecc/CostModel/DeviceProfile.h"
@@ -34,7 +35,7 @@ namespace sched = pipecc::scheduling;
 namespace {
 
 int fail(const llvm::Twine &message) {
-  llvm::errs() << "pipecc: error: " << message << "\n";
+  reportError(message);
   return 1;
 }
 

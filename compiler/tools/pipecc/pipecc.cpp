@@ -294,7 +294,7 @@ static cl::opt<bool>
                  cl::sub(profileCommand));
 
 static int fail(const Twine &message) {
-  errs() << "pipecc: error: " << message << "\n";
+  pipecc::reportError(message);
   return 1;
 }
 

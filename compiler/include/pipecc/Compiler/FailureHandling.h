@@ -2,6 +2,7 @@
 #define PIPECC_COMPILER_FAILUREHANDLING_H
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
 
 #include <mutex>
 
@@ -33,6 +34,12 @@ void setChildProcessForCleanup(int pid);
 /// Held while the output folder is swapped into place, so a signal is
 /// handled before or after the swap, never half-way.
 std::unique_lock<std::recursive_mutex> holdFailureCleanup();
+
+/// Prints `pipecc: error: <message>` to stderr while holding the cleanup
+/// lock. A signal's cleanup holds that lock from removing the staging folder
+/// until the process ends, so a write that failed because the folder went
+/// away is never reported before (or instead of) the signal's own line.
+void reportError(const llvm::Twine &message);
 
 } // namespace pipecc
 
