@@ -39,6 +39,19 @@ using MicroKernel = void (*)(int64_t kc, const float *a, const float *b,
 
 /// Packs op(B)'s k-block (`kc` rows from row p0 of op(B), all `n`
 /// columns) into its panels at `out` (B stored as in packB).
+/// A micro-kernel that reads both operands where they lie, for a product
+/// so small that packing them costs as much as its FMAs (gemmSmall): tile
+/// row i reads op(A)(i, q) at aRows[i][q * aDepth] (aRows: mr pointers; a
+/// row past `rows` may repeat a valid one), B's row q at b + q * ldb (B
+/// stored K x N, or a packed panel with ldb = nr); only the `cols` valid
+/// columns of B and C are read. No epilogue.
+using DirectMicroKernel = void (*)(int64_t k, const float *const *aRows,
+                                   int64_t aDepth, const float *b,
+                                   int64_t ldb, float *c, int64_t ldc,
+                                   float alpha, float beta, int64_t rows,
+                                   int64_t cols, const char *prefetch,
+                                   int64_t prefetchLines);
+
 using PackBBlock = void (*)(bool transB, int64_t kc, int64_t n,
                             const float *b, int64_t ldb, int64_t p0,
                             float *out);
@@ -66,6 +79,8 @@ struct Kernel {
   /// each line it writes and push the caches' contents out.
   PackBBlock packBStreaming;
   PackABlock packA;
+  /// Null where the kernel has none (gemmSmall then packs both operands).
+  DirectMicroKernel directMicroKernel = nullptr;
 };
 
 #if defined(__x86_64__)

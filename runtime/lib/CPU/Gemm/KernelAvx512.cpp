@@ -147,6 +147,88 @@ void microKernelColumns(int64_t kc, const float *a, const float *b, float *c,
   });
 }
 
+/// Kernel.h's DirectMicroKernel on the first 16 * NV columns (as
+/// microKernelColumns): B's rows through lane masks, so a last panel's
+/// loads stop at its valid columns; A's values broadcast from where they
+/// lie. At attention's 64 x 64 x 64, packing A and B took about as long as
+/// the FMAs (docs/design.md, "Small products read their operands in
+/// place").
+template <int NV>
+void directColumns(int64_t k, const float *const *aRows, int64_t aDepth,
+                   const float *b, int64_t ldb, float *c, int64_t ldc,
+                   float alpha, float beta, int64_t rows, int64_t cols,
+                   const char *prefetch, int64_t prefetchLines) {
+  for (int64_t i = 0; i < rows; ++i) {
+    const char *row = reinterpret_cast<const char *>(c + i * ldc);
+    for (int v = 0; v < NV; ++v)
+      _mm_prefetch(row + 64 * v, _MM_HINT_T0);
+  }
+  const float *a[kMr];
+  unroll<kMr>([&](auto i) { a[i] = aRows[i]; });
+  __mmask16 mask[NV];
+  unroll<NV>([&](auto v) { mask[v] = columnMask(cols, v); });
+  __m512 acc[kMr][NV];
+  unroll<kMr>([&](auto i) {
+    unroll<NV>([&](auto v) { acc[i][v] = _mm512_setzero_ps(); });
+  });
+  int64_t at = 0; // q * aDepth
+  auto step = [&]() __attribute__((always_inline)) {
+    __m512 bv[NV];
+    unroll<NV>(
+        [&](auto v) { bv[v] = _mm512_maskz_loadu_ps(mask[v], b + 16 * v); });
+    unroll<kMr>([&](auto i) {
+      __m512 x = _mm512_set1_ps(a[i][at]);
+      unroll<NV>([&](auto v) {
+        acc[i][v] = _mm512_fmadd_ps(x, bv[v], acc[i][v]);
+      });
+    });
+    b += ldb;
+    at += aDepth;
+  };
+  int64_t groups = k / 4;
+  int64_t credit = 0;
+  for (int64_t g = 0; g < groups; ++g) {
+    step();
+    step();
+    step();
+    step();
+    for (credit += prefetchLines; credit >= groups; credit -= groups) {
+      _mm_prefetch(prefetch, _MM_HINT_T0);
+      prefetch += 64;
+    }
+  }
+  for (int64_t p = groups * 4; p < k; ++p)
+    step();
+
+  __m512 va = _mm512_set1_ps(alpha), vbeta = _mm512_set1_ps(beta);
+  unroll<kMr>([&](auto i) {
+    if (i >= rows)
+      return;
+    float *row = c + i * ldc;
+    unroll<NV>([&](auto v) {
+      __m512 x = _mm512_mul_ps(va, acc[i][v]);
+      if (beta == 1.0f)
+        x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask[v], row + 16 * v));
+      else if (beta != 0.0f)
+        x = _mm512_fmadd_ps(vbeta,
+                            _mm512_maskz_loadu_ps(mask[v], row + 16 * v), x);
+      _mm512_mask_storeu_ps(row + 16 * v, mask[v], x);
+    });
+  });
+}
+
+/// The direct variant with the fewest vectors that covers `cols`.
+void directMicroKernel(int64_t k, const float *const *aRows, int64_t aDepth,
+                       const float *b, int64_t ldb, float *c, int64_t ldc,
+                       float alpha, float beta, int64_t rows, int64_t cols,
+                       const char *prefetch, int64_t prefetchLines) {
+  DirectMicroKernel variant = cols > 32   ? directColumns<3>
+                              : cols > 16 ? directColumns<2>
+                                          : directColumns<1>;
+  variant(k, aRows, aDepth, b, ldb, c, ldc, alpha, beta, rows, cols,
+          prefetch, prefetchLines);
+}
+
 /// Transposes the 16 x 16 block of rows r[0..15] in place (r[i][j]
 /// becomes r[j][i]): pairs interleaved, then 4 x 4 blocks within 128-bit
 /// lanes, then the lanes themselves.
@@ -230,7 +312,8 @@ const Kernel &avx512Kernel() {
                                                      microKernelColumns<3>>,
                                 packBPanels512<false>,
                                 packBPanels512<true>,
-                                packAPanels<kMr>};
+                                packAPanels<kMr>,
+                                directMicroKernel};
   return kernel;
 }
 

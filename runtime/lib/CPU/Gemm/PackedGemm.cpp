@@ -484,15 +484,45 @@ struct PrefetchRanges {
   }
 };
 
-/// One small product, both operands packed here (B into `scratch`), each
-/// row tile of A over every B panel (as gemmShallow), the micro-kernels
-/// prefetching `prefetch` meanwhile.
+/// One small product, each row tile of A over every B panel (as
+/// gemmShallow), the micro-kernels prefetching `prefetch` meanwhile. With a
+/// direct micro-kernel A is read where it lies and so is B unless stored
+/// transposed (then packed into `scratch`); else both are packed here.
 void gemmSmall(const Kernel &kernel, bool transA, bool transB, int64_t m,
                int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
                const float *b, int64_t ldb, float beta, float *c, int64_t ldc,
                PackedMatrix &scratch, const PrefetchRanges &prefetch) {
-  packB(kernel, transB, k, n, b, ldb, scratch);
   int64_t mr = kernel.mr, nr = kernel.nr;
+  if (kernel.directMicroKernel) {
+    if (transB)
+      packB(kernel, transB, k, n, b, ldb, scratch);
+    const float *panels = transB ? scratch.storage->values.data() : b;
+    int64_t panelStride = transB ? k * nr : nr; // from one panel to the next
+    int64_t rowStride = transB ? nr : ldb;      // B's row q to q + 1
+    int64_t calls = ceilDiv(m, mr) * ceilDiv(n, nr);
+    int64_t lines = prefetch.total();
+    int64_t linesPerCall = ceilDiv(lines, calls);
+    int64_t call = 0;
+    const float *rows[16];
+    for (int64_t t = 0; t * mr < m; ++t) {
+      int64_t valid = std::min(mr, m - t * mr);
+      for (int64_t i = 0; i < mr; ++i) {
+        int64_t row = t * mr + std::min(i, valid - 1);
+        rows[i] = transA ? a + row : a + row * lda;
+      }
+      const float *panel = panels;
+      for (int64_t j0 = 0; j0 < n; j0 += nr, panel += panelStride, ++call) {
+        int64_t first = std::min(lines, call * linesPerCall);
+        auto [from, count] = prefetch.slice(
+            first, std::min(lines, first + linesPerCall) - first);
+        kernel.directMicroKernel(k, rows, transA ? lda : 1, panel, rowStride,
+                                 c + t * mr * ldc + j0, ldc, alpha, beta,
+                                 valid, std::min(nr, n - j0), from, count);
+      }
+    }
+    return;
+  }
+  packB(kernel, transB, k, n, b, ldb, scratch);
   const float *packedB = scratch.storage->values.data();
   float *aBlock = packedA.reserve(ceilDiv(m, mr) * mr * k);
   kernel.packA(transA, a, lda, 0, m, 0, k, aBlock);
