@@ -81,6 +81,11 @@ struct Kernel {
   PackABlock packA;
   /// Null where the kernel has none (gemmSmall then packs both operands).
   DirectMicroKernel directMicroKernel = nullptr;
+  /// A direct micro-kernel for a directWideMr x directWideNr tile, which
+  /// gemmSmall takes when B is not transposed and its columns are a
+  /// multiple of directWideNr (null: none).
+  DirectMicroKernel directWideMicroKernel = nullptr;
+  int64_t directWideMr = 0, directWideNr = 0;
 };
 
 #if defined(__x86_64__)

@@ -31,6 +31,9 @@
 namespace pipecc::rt::gemm {
 namespace {
 constexpr int64_t kMr = 8, kNr = 48;
+/// The direct kernel's tile for B of 64 columns (attention's head width): 6
+/// rows x 4 vectors, 24 accumulators, no 16-column remainder tile.
+constexpr int kWideMr = 6;
 // Blocking for a core with 48 KiB of L1d and 1 MiB of L2 (AMD Zen 5; Intel's
 // AVX-512 cores have 48 KiB and 1 to 2 MiB), measured with
 // pipecc-gemm-bench --kernel avx512 --kc/--mc (docs/design.md):
@@ -147,14 +150,15 @@ void microKernelColumns(int64_t kc, const float *a, const float *b, float *c,
   });
 }
 
-/// Kernel.h's DirectMicroKernel on the first 16 * NV columns (as
-/// microKernelColumns): B's rows through lane masks, so a last panel's
+/// Kernel.h's DirectMicroKernel for an MR x 16 * NV tile (MR = 8: the
+/// first 16 * NV columns of a 48-column panel, as microKernelColumns; 6 x
+/// 64: Kernel::directWideMicroKernel): B's rows through lane masks, so a last panel's
 /// loads stop at its valid columns; A's values broadcast from where they
 /// lie. At attention's 64 x 64 x 64, packing A and B took about as long as
 /// the FMAs (docs/design.md, "Small products read their operands in
 /// place").
-template <int NV>
-void directColumns(int64_t k, const float *const *aRows, int64_t aDepth,
+template <int MR, int NV>
+void directTile(int64_t k, const float *const *aRows, int64_t aDepth,
                    const float *b, int64_t ldb, float *c, int64_t ldc,
                    float alpha, float beta, int64_t rows, int64_t cols,
                    const char *prefetch, int64_t prefetchLines) {
@@ -163,12 +167,12 @@ void directColumns(int64_t k, const float *const *aRows, int64_t aDepth,
     for (int v = 0; v < NV; ++v)
       _mm_prefetch(row + 64 * v, _MM_HINT_T0);
   }
-  const float *a[kMr];
-  unroll<kMr>([&](auto i) { a[i] = aRows[i]; });
+  const float *a[MR];
+  unroll<MR>([&](auto i) { a[i] = aRows[i]; });
   __mmask16 mask[NV];
   unroll<NV>([&](auto v) { mask[v] = columnMask(cols, v); });
-  __m512 acc[kMr][NV];
-  unroll<kMr>([&](auto i) {
+  __m512 acc[MR][NV];
+  unroll<MR>([&](auto i) {
     unroll<NV>([&](auto v) { acc[i][v] = _mm512_setzero_ps(); });
   });
   int64_t at = 0; // q * aDepth
@@ -176,7 +180,7 @@ void directColumns(int64_t k, const float *const *aRows, int64_t aDepth,
     __m512 bv[NV];
     unroll<NV>(
         [&](auto v) { bv[v] = _mm512_maskz_loadu_ps(mask[v], b + 16 * v); });
-    unroll<kMr>([&](auto i) {
+    unroll<MR>([&](auto i) {
       __m512 x = _mm512_set1_ps(a[i][at]);
       unroll<NV>([&](auto v) {
         acc[i][v] = _mm512_fmadd_ps(x, bv[v], acc[i][v]);
@@ -201,7 +205,7 @@ void directColumns(int64_t k, const float *const *aRows, int64_t aDepth,
     step();
 
   __m512 va = _mm512_set1_ps(alpha), vbeta = _mm512_set1_ps(beta);
-  unroll<kMr>([&](auto i) {
+  unroll<MR>([&](auto i) {
     if (i >= rows)
       return;
     float *row = c + i * ldc;
@@ -222,9 +226,9 @@ void directMicroKernel(int64_t k, const float *const *aRows, int64_t aDepth,
                        const float *b, int64_t ldb, float *c, int64_t ldc,
                        float alpha, float beta, int64_t rows, int64_t cols,
                        const char *prefetch, int64_t prefetchLines) {
-  DirectMicroKernel variant = cols > 32   ? directColumns<3>
-                              : cols > 16 ? directColumns<2>
-                                          : directColumns<1>;
+  DirectMicroKernel variant = cols > 32   ? directTile<kMr, 3>
+                              : cols > 16 ? directTile<kMr, 2>
+                                          : directTile<kMr, 1>;
   variant(k, aRows, aDepth, b, ldb, c, ldc, alpha, beta, rows, cols,
           prefetch, prefetchLines);
 }
@@ -313,7 +317,10 @@ const Kernel &avx512Kernel() {
                                 packBPanels512<false>,
                                 packBPanels512<true>,
                                 packAPanels<kMr>,
-                                directMicroKernel};
+                                directMicroKernel,
+                                directTile<kWideMr, 4>,
+                                kWideMr,
+                                64};
   return kernel;
 }
 

@@ -494,6 +494,13 @@ void gemmSmall(const Kernel &kernel, bool transA, bool transB, int64_t m,
                PackedMatrix &scratch, const PrefetchRanges &prefetch) {
   int64_t mr = kernel.mr, nr = kernel.nr;
   if (kernel.directMicroKernel) {
+    DirectMicroKernel tile = kernel.directMicroKernel;
+    if (kernel.directWideMicroKernel && !transB &&
+        n % kernel.directWideNr == 0) {
+      tile = kernel.directWideMicroKernel;
+      mr = kernel.directWideMr;
+      nr = kernel.directWideNr;
+    }
     if (transB)
       packB(kernel, transB, k, n, b, ldb, scratch);
     const float *panels = transB ? scratch.storage->values.data() : b;
@@ -515,9 +522,9 @@ void gemmSmall(const Kernel &kernel, bool transA, bool transB, int64_t m,
         int64_t first = std::min(lines, call * linesPerCall);
         auto [from, count] = prefetch.slice(
             first, std::min(lines, first + linesPerCall) - first);
-        kernel.directMicroKernel(k, rows, transA ? lda : 1, panel, rowStride,
-                                 c + t * mr * ldc + j0, ldc, alpha, beta,
-                                 valid, std::min(nr, n - j0), from, count);
+        tile(k, rows, transA ? lda : 1, panel, rowStride,
+             c + t * mr * ldc + j0, ldc, alpha, beta, valid,
+             std::min(nr, n - j0), from, count);
       }
     }
     return;
