@@ -61,6 +61,46 @@ inline __mmask16 columnMask(int64_t cols, int v) {
                       : __mmask16((1u << lanes) - 1);
 }
 
+/// The micro-kernels' epilogue: C's first `rows` rows of the tile become
+/// alpha * acc + beta * C (beta = 0: C is not read), then + bias and the
+/// relu select (Kernel.h's epilogue), only in the lanes `mask` lets
+/// through.
+template <int MR, int NV>
+__attribute__((always_inline)) inline void
+storeTile(const __m512 (&acc)[MR][NV], float *c, int64_t ldc, int64_t rows,
+          const __mmask16 (&mask)[NV], float alpha, float beta,
+          const float *bias, bool relu) {
+  __m512 va = _mm512_set1_ps(alpha), vbeta = _mm512_set1_ps(beta);
+  __m512 biasRow[NV] = {};
+  if (bias)
+    unroll<NV>([&](auto v) {
+      biasRow[v] = _mm512_maskz_loadu_ps(mask[v], bias + 16 * v);
+    });
+  __m512 zero = _mm512_setzero_ps();
+  unroll<MR>([&](auto i) {
+    if (i >= rows)
+      return;
+    float *row = c + i * ldc;
+    unroll<NV>([&](auto v) {
+      __m512 x = _mm512_mul_ps(va, acc[i][v]);
+      if (beta == 1.0f)
+        x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask[v], row + 16 * v));
+      else if (beta != 0.0f)
+        x = _mm512_fmadd_ps(vbeta,
+                            _mm512_maskz_loadu_ps(mask[v], row + 16 * v), x);
+      if (bias)
+        x = _mm512_add_ps(x, biasRow[v]);
+      if (relu) {
+        // x > 0 or unordered (NaN stays NaN); 0 otherwise (-0.0 becomes
+        // +0.0).
+        __mmask16 keep = _mm512_cmp_ps_mask(x, zero, _CMP_NLE_UQ);
+        x = _mm512_mask_blend_ps(keep, zero, x);
+      }
+      _mm512_mask_storeu_ps(row + 16 * v, mask[v], x);
+    });
+  });
+}
+
 /// The micro-kernel on the first 16 * NV columns of the panel (NV = 3: the
 /// whole tile; 2 and 1: a last panel of at most 32 or 16 valid columns,
 /// whose padding columns would otherwise take a third or two thirds of its
@@ -115,39 +155,9 @@ void microKernelColumns(int64_t kc, const float *a, const float *b, float *c,
     b += kNr;
   }
 
-  // c = alpha * x + beta * c (beta = 0: c is not read), then + bias and
-  // the relu select (Kernel.h's epilogue), only in the valid lanes.
   __mmask16 mask[NV];
   unroll<NV>([&](auto v) { mask[v] = columnMask(cols, v); });
-  __m512 va = _mm512_set1_ps(alpha), vbeta = _mm512_set1_ps(beta);
-  __m512 biasRow[NV] = {};
-  if (bias)
-    unroll<NV>([&](auto v) {
-      biasRow[v] = _mm512_maskz_loadu_ps(mask[v], bias + 16 * v);
-    });
-  __m512 zero = _mm512_setzero_ps();
-  unroll<kMr>([&](auto i) {
-    if (i >= rows)
-      return;
-    float *row = c + i * ldc;
-    unroll<NV>([&](auto v) {
-      __m512 x = _mm512_mul_ps(va, acc[i][v]);
-      if (beta == 1.0f)
-        x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask[v], row + 16 * v));
-      else if (beta != 0.0f)
-        x = _mm512_fmadd_ps(vbeta,
-                            _mm512_maskz_loadu_ps(mask[v], row + 16 * v), x);
-      if (bias)
-        x = _mm512_add_ps(x, biasRow[v]);
-      if (relu) {
-        // x > 0 or unordered (NaN stays NaN); 0 otherwise (-0.0 becomes
-        // +0.0).
-        __mmask16 keep = _mm512_cmp_ps_mask(x, zero, _CMP_NLE_UQ);
-        x = _mm512_mask_blend_ps(keep, zero, x);
-      }
-      _mm512_mask_storeu_ps(row + 16 * v, mask[v], x);
-    });
-  });
+  storeTile<kMr, NV>(acc, c, ldc, rows, mask, alpha, beta, bias, relu);
 }
 
 /// Kernel.h's DirectMicroKernel for an MR x 16 * NV tile (MR = 8: the
@@ -204,21 +214,7 @@ void directTile(int64_t k, const float *const *aRows, int64_t aDepth,
   for (int64_t p = groups * 4; p < k; ++p)
     step();
 
-  __m512 va = _mm512_set1_ps(alpha), vbeta = _mm512_set1_ps(beta);
-  unroll<MR>([&](auto i) {
-    if (i >= rows)
-      return;
-    float *row = c + i * ldc;
-    unroll<NV>([&](auto v) {
-      __m512 x = _mm512_mul_ps(va, acc[i][v]);
-      if (beta == 1.0f)
-        x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask[v], row + 16 * v));
-      else if (beta != 0.0f)
-        x = _mm512_fmadd_ps(vbeta,
-                            _mm512_maskz_loadu_ps(mask[v], row + 16 * v), x);
-      _mm512_mask_storeu_ps(row + 16 * v, mask[v], x);
-    });
-  });
+  storeTile<MR, NV>(acc, c, ldc, rows, mask, alpha, beta, nullptr, false);
 }
 
 /// The direct variant with the fewest vectors that covers `cols`.
