@@ -56,6 +56,13 @@ TimingModel postedOnTwoCores() {
   return timing;
 }
 
+/// Four ranks, 8 micro-batches, every F, B and W 1 s long.
+ScheduleProblem fourRanksOfUnitActions() {
+  ScheduleProblem problem = ScheduleProblem::linear(4, 8);
+  problem.durations.assign(4, {1, 1, 1});
+  return problem;
+}
+
 ComputeAction forward(int rank, int microbatch) {
   return {ComputeKind::Forward, rank, 0, microbatch};
 }
@@ -124,8 +131,7 @@ TEST(ProcessorSharing, EnoughCoresChangeNothing) {
 // the whole work (some rank can always compute); on two it lies between the
 // unshared step, the work over two cores, and the work.
 TEST(ProcessorSharing, FourRanksOnFewerCores) {
-  ScheduleProblem problem = ScheduleProblem::linear(4, 8);
-  problem.durations.assign(4, {1, 1, 1});
+  ScheduleProblem problem = fourRanksOfUnitActions();
   std::vector<Program> programs = programsOf("1f1b", problem);
   TimingModel timing;
   timing.optimizerStepSecondsByRank = {0.5, 0.5, 0.5, 0.5};
@@ -146,8 +152,7 @@ TEST(ProcessorSharing, FourRanksOnFewerCores) {
 // received; on four cores, or with the busy latency at or below the idle
 // one, nothing changes.
 TEST(ProcessorSharing, BusyCoresDelayAWakingReceiver) {
-  ScheduleProblem problem = ScheduleProblem::linear(4, 8);
-  problem.durations.assign(4, {1, 1, 1});
+  ScheduleProblem problem = fourRanksOfUnitActions();
   std::vector<Program> programs = programsOf("1f1b", problem);
   TimingModel timing = postedOnTwoCores();
   double shared = simulated(problem, programs, timing).makespan;
@@ -176,8 +181,7 @@ TEST(ProcessorSharing, BusyCoresDelayAWakingReceiver) {
 // where a fixed wait per message would add 100 s for each; and the woken
 // rank's compute starts exactly when the core it takes frees.
 TEST(ProcessorSharing, AWokenReceiverTakesTheFirstCoreThatFrees) {
-  ScheduleProblem problem = ScheduleProblem::linear(4, 8);
-  problem.durations.assign(4, {1, 1, 1});
+  ScheduleProblem problem = fourRanksOfUnitActions();
   std::vector<Program> programs = programsOf("1f1b", problem);
   TimingModel timing = postedOnTwoCores();
   double shared = simulated(problem, programs, timing).makespan;

@@ -37,8 +37,6 @@ using MicroKernel = void (*)(int64_t kc, const float *a, const float *b,
                              int64_t prefetchLines, const float *bias,
                              bool relu);
 
-/// Packs op(B)'s k-block (`kc` rows from row p0 of op(B), all `n`
-/// columns) into its panels at `out` (B stored as in packB).
 /// A micro-kernel that reads both operands where they lie, for a product
 /// so small that packing them costs as much as its FMAs (gemmSmall): tile
 /// row i reads op(A)(i, q) at aRows[i][q * aDepth] (aRows: mr pointers; a
@@ -52,6 +50,8 @@ using DirectMicroKernel = void (*)(int64_t k, const float *const *aRows,
                                    int64_t cols, const char *prefetch,
                                    int64_t prefetchLines);
 
+/// Packs op(B)'s k-block (`kc` rows from row p0 of op(B), all `n`
+/// columns) into its panels at `out` (B stored as in packB).
 using PackBBlock = void (*)(bool transB, int64_t kc, int64_t n,
                             const float *b, int64_t ldb, int64_t p0,
                             float *out);

@@ -162,16 +162,17 @@ void microKernelColumns(int64_t kc, const float *a, const float *b, float *c,
 
 /// Kernel.h's DirectMicroKernel for an MR x 16 * NV tile (MR = 8: the
 /// first 16 * NV columns of a 48-column panel, as microKernelColumns; 6 x
-/// 64: Kernel::directWideMicroKernel): B's rows through lane masks, so a last panel's
-/// loads stop at its valid columns; A's values broadcast from where they
-/// lie. At attention's 64 x 64 x 64, packing A and B took about as long as
-/// the FMAs (docs/design.md, "Small products read their operands in
-/// place").
+/// 64: Kernel::directWideMicroKernel): B's rows through lane masks, so a
+/// last panel's loads stop at its valid columns; A's values broadcast from
+/// where they lie. At attention's 64 x 64 x 64 the FMAs, not packing, take
+/// most of the time; reading in place and the 6 x 64 tile save what packing
+/// and the 16-column remainder tile took (docs/design.md, "Small products
+/// read their operands in place").
 template <int MR, int NV>
 void directTile(int64_t k, const float *const *aRows, int64_t aDepth,
-                   const float *b, int64_t ldb, float *c, int64_t ldc,
-                   float alpha, float beta, int64_t rows, int64_t cols,
-                   const char *prefetch, int64_t prefetchLines) {
+                const float *b, int64_t ldb, float *c, int64_t ldc,
+                float alpha, float beta, int64_t rows, int64_t cols,
+                const char *prefetch, int64_t prefetchLines) {
   for (int64_t i = 0; i < rows; ++i) {
     const char *row = reinterpret_cast<const char *>(c + i * ldc);
     for (int v = 0; v < NV; ++v)
@@ -273,7 +274,7 @@ inline void transpose16x16(__m512 r[16]) {
 /// share an L1 set, so most of those loads missed: 0.43 ms per 1024 x 1024
 /// weight, hot or cold (pipecc-gemm-bench's packB line). The row-order
 /// copy of plain B is Packers.h's. With Stream the stores are
-// non-temporal (`out` 64-byte aligned: Kernel::packBStreaming).
+/// non-temporal (`out` 64-byte aligned: Kernel::packBStreaming).
 template <bool Stream>
 void packBPanels512(bool transB, int64_t kc, int64_t n, const float *b,
                     int64_t ldb, int64_t p0, float *out) {
