@@ -8,6 +8,10 @@
 // CHECK-NOT: math.tanh
 // CHECK-NOT: math.fma
 // CHECK-NOT: math.floor
+// Each of the polynomials' fma is a multiply and an add that may contract
+// into one FMA where the target CPU has it (llvm.fmuladd's meaning).
+// CHECK: arith.mulf {{.*}} fastmath<contract>
+// CHECK: arith.addf {{.*}} fastmath<contract>
 // CHECK: math.log
 // CHECK: return
 // In the CPU pipeline no libm call or intrinsic is left for them.

@@ -9,10 +9,10 @@
 
 For every rank: one line per step, then the mean and the median; every
 part non-negative and the named parts (compute + post + wait + optimizer)
-within the step, so that `other` (the rest) is a small share of it; each
-rank computed something; the mean and median lines are the mean and median
-of the step lines. Prints one summary line; exits 1 (printing every
-problem) otherwise.
+within the step, so that `other` (the rest) is a small share of the
+median step; each rank computed something; the mean and median lines are
+the mean and median of the step lines. Prints one summary line; exits 1
+(printing every problem) otherwise.
 Usage: check_timers.py OUTPUT --ranks P --steps N
 """
 import argparse
@@ -76,11 +76,9 @@ def main():
                                 "the step took %.3f" % (
                                     rank, step, named + v["other_ms"],
                                     v["step_ms"]))
-            if v["other_ms"] < -ROUNDING_MS or \
-                    v["other_ms"] > 0.2 * v["step_ms"] + 0.1:
-                problems.append("rank %d step %d: other %.3f ms of a %.3f ms "
-                                "step" % (rank, step, v["other_ms"],
-                                          v["step_ms"]))
+            if v["other_ms"] < -ROUNDING_MS:
+                problems.append("rank %d step %d: other %.3f ms" % (
+                    rank, step, v["other_ms"]))
             if v["compute_ms"] <= 0:
                 problems.append("rank %d step %d: no compute" % (rank, step))
         measured = lines[1:] if len(lines) > 1 else lines
@@ -90,6 +88,14 @@ def main():
             if got is None:
                 problems.append("rank %d: no %s line" % (rank, kind))
                 continue
+            # A time slice the machine gave another process lands in
+            # whichever part it interrupted: one step of a loaded machine
+            # may have a large `other`, the median step does not.
+            if kind == "median" and \
+                    got["other_ms"] > 0.2 * got["step_ms"] + 0.1:
+                problems.append("rank %d: median other %.3f ms of a %.3f ms "
+                                "step" % (rank, got["other_ms"],
+                                          got["step_ms"]))
             for part in PARTS[:5]:
                 want = combine([v[part] for v in measured])
                 if abs(got[part] - want) > 2 * ROUNDING_MS:
