@@ -1,5 +1,6 @@
 //===- BlasReport.cpp - The target's BLAS as the core runtime sees it -----===//
 #include "pipecc/Runtime/BlasReport.h"
+#include "pipecc/Runtime/CorePlacement.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -67,11 +68,20 @@ std::string blasReportLine(int rank) {
   }
   const pipecc_rt_blas_counters &counters = report->counters;
   double gflop = static_cast<double>(counters.flops) * 1e-9;
+  const CorePlacement &placement = corePlacement();
+  std::string where;
+  if (placement.cpu >= 0)
+    where = " on CPU " + std::to_string(placement.cpu) + " (" +
+            std::to_string(placement.ranks) + " ranks on " +
+            std::to_string(placement.cpus) +
+            (placement.cpus == 1 ? " CPU)" : " CPUs)");
+  else if (!placement.error.empty())
+    where = " unpinned (" + placement.error + ")";
   std::snprintf(line, sizeof line,
-                "blas rank %d: %s, %d thread%s; sgemm %lld calls, %.3f GFLOP "
-                "in %.3f s, %.1f GFLOP/s\n",
+                "blas rank %d: %s, %d thread%s%s; sgemm %lld calls, %.3f "
+                "GFLOP in %.3f s, %.1f GFLOP/s\n",
                 rank, report->description.c_str(), report->threads,
-                report->threads == 1 ? "" : "s",
+                report->threads == 1 ? "" : "s", where.c_str(),
                 static_cast<long long>(counters.calls), gflop,
                 counters.seconds,
                 counters.seconds > 0 ? gflop / counters.seconds : 0.0);

@@ -1,6 +1,7 @@
 //===- Driver.cpp - pipecc_rt_main: the training loop of a rank -----------===//
 #include "pipecc/Runtime/BlasReport.h"
 #include "pipecc/Runtime/Context.h"
+#include "pipecc/Runtime/CorePlacement.h"
 #include "pipecc/Runtime/DataFileName.h"
 #include "pipecc/Runtime/Error.h"
 #include "pipecc/Runtime/Files.h"
@@ -602,6 +603,28 @@ void pipecc::rt::allocateArena(pipecc_rt_context &ctx) {
   }
 }
 
+/// Ranks that out/launch started on this node, more than the CPUs they may
+/// use, each on one CPU (CorePlacement.h). Under mpirun or srun placement
+/// is the launcher's (--bind-to, --cpu-bind); with --threads above 1 a
+/// rank's BLAS threads need more than one CPU.
+static void placeRankOnCpu(TransportKind kind, const Transport &transport,
+                           const Options &options) {
+  if (!options.pinRanks || options.threads != 1 ||
+      kind != TransportKind::Socket)
+    return;
+  std::vector<int> cpus = usableCpus();
+  CorePlacement placement;
+  placement.ranks = transport.localSize();
+  placement.cpus = static_cast<int>(cpus.size());
+  int slot = cpuSlotOfRank(transport.localRank(), placement.ranks,
+                           placement.cpus);
+  if (slot >= 0) {
+    if (pinToCpu(cpus[static_cast<size_t>(slot)], placement.error))
+      placement.cpu = cpus[static_cast<size_t>(slot)];
+  }
+  recordCorePlacement(placement);
+}
+
 int pipecc::rt::runRank(int argc, char **argv,
                         const pipecc_rt_rank_program *program,
                         const RankSetup &setup) {
@@ -619,6 +642,7 @@ int pipecc::rt::runRank(int argc, char **argv,
     return 0;
   }
   validateProgram(program, transport.rank(), transport.size(), setup.target);
+  placeRankOnCpu(kind, transport, options);
   if (setup.configureMatmuls)
     setup.configureMatmuls(transport, options);
   std::unique_ptr<Device> device = setup.createDevice(transport);

@@ -96,6 +96,13 @@ Options parseOptions(int argc, char **argv) {
       options.gemms = flag();
     else if (name == "--no-packed-weights")
       options.packedWeights = !flag();
+    else if (name == "--pin-ranks") {
+      std::string mode = value();
+      if (mode != "auto" && mode != "off")
+        fail("--pin-ranks: unknown mode '", mode,
+             "' (expected auto or off)");
+      options.pinRanks = mode == "auto";
+    }
     else if (name == "--transport") {
       options.transport = value();
       if (options.transport != "mpi" && options.transport != "socket")
@@ -165,6 +172,11 @@ std::string usageText(const char *programName) {
          "(default: once per\n"
          "                     step, where the CPU has a packed-weight "
          "kernel and --threads 1)\n"
+         "  --pin-ranks auto|off\n"
+         "                     auto (default): ranks out/launch started, "
+         "more than the\n"
+         "                     CPUs, each run on one CPU, consecutive ranks "
+         "sharing one\n"
          "  --transport mpi|socket\n"
          "                     how the ranks talk (default: socket when "
          "out/launch started\n"

@@ -43,6 +43,14 @@ TEST(Options, ParsesEveryOption) {
   EXPECT_EQ(parse({"--outputs", "results"}).outputsDir, "results");
 }
 
+TEST(Options, PinRanks) {
+  EXPECT_TRUE(parse({}).pinRanks);
+  EXPECT_TRUE(parse({"--pin-ranks", "auto"}).pinRanks);
+  EXPECT_FALSE(parse({"--pin-ranks=off"}).pinRanks);
+  EXPECT_RUNTIME_ERROR(parse({"--pin-ranks", "on"}),
+                       "--pin-ranks: unknown mode 'on'");
+}
+
 TEST(Options, TransportAndMemory) {
   EXPECT_TRUE(parse({"--memory"}).memory);
   EXPECT_EQ(parse({"--transport", "socket"}).transport, "socket");

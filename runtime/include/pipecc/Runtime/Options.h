@@ -37,6 +37,9 @@ struct Options {
   /// Not --no-packed-weights: matmuls by a parameter reuse one packed copy
   /// per step (pipecc_rt_sgemm_weight; single-threaded, so --threads 1).
   bool packedWeights = true;
+  /// Not --pin-ranks off: ranks that out/launch started, more than the
+  /// CPUs, are pinned to CPUs (CorePlacement.h).
+  bool pinRanks = true;
   /// "mpi", "socket" or empty (see chooseTransport in Transport.h).
   std::string transport;
   bool help = false;
