@@ -562,6 +562,8 @@ def gemm_products(text):
 
 
 PROFILE_GEMM = {}
+# Why `pipecc profile` gave no profile (for the report), or None.
+PROFILE_ERROR = [None]
 
 # pipecc-profile-host beside the compiler's link files (build/lib), and the
 # rates (GFLOP/s, hot and cold) it measured per (key, role): the best of
@@ -935,9 +937,18 @@ def pipecc_profile(pipecc, out, name="host.json"):
     if probe.returncode or "profile" not in probe.stdout + probe.stderr:
         return None, None
     path = os.path.join(out, name)
-    proc = subprocess.run([pipecc, "profile", "-o", path],
-                          capture_output=True, text=True, env=run_env())
+    cmd = [pipecc, "profile", "-o", path]
+    # pipecc replaces no file it may not have written: an earlier run's
+    # profile in this folder is replaced, anything else is left alone.
+    try:
+        if json.load(open(path)).get("format") == "pipecc-device-profile":
+            cmd.append("--force")
+    except (OSError, ValueError, AttributeError):
+        pass
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=run_env())
     if proc.returncode or not os.path.exists(path):
+        PROFILE_ERROR[0] = (proc.stderr.strip().splitlines() or
+                            ["exit %d" % proc.returncode])[-1]
         return None, None
     rates = []
 
@@ -1005,7 +1016,8 @@ def cmd_run(out):
         "in the peak): %s" % (PIPECC_HOST[0] or "n/a"))
     say("pipecc profile: %s" % ("%s (best matmul %s GFLOP/s)" % (
         profile, "%.1f" % profile_rate if profile_rate else "n/a")
-        if profile else "n/a"))
+        if profile else "n/a" + (" (%s)" % PROFILE_ERROR[0]
+                                 if PROFILE_ERROR[0] else "")))
 
     results = {}
     extra = {}
