@@ -11,18 +11,24 @@
 // Each shape prints the median GFLOP/s of the repeats (engine and BLAS
 // alternating, so that a disturbance hits both; in thread CPU time), then
 // the weight gradients dY^T X (beta = 1 into a cold N x K accumulator, K of
-// 32, 64 and 256 rows; engine: gemm(), B packed per call), then the time of
-// packB for one weight (done once per weight and step), then a weight's
-// first product of a step, ms per call: the product alone on a packed
-// copy, packB then the product, and gemmPackingB (packed during it).
+// 32, 64 and 256 rows or --grad-rows; engine: gemm(), B packed per call),
+// then the time of packB for one weight (done once per weight and step),
+// then a weight's first product of a step, ms per call: the product alone
+// on a packed copy, packB then the product, and gemmPackingB (packed
+// during it).
 //
 // Usage: pipecc-gemm-bench [--repeats R] [--calls C] [--kernel NAME]
-//            [--kc D] [--mc R] [--weights W] [--n N] [--k K] [M ...]   (default M: 32 64 256)
+//            [--kc D] [--mc R] [--weights W] [--n N] [--k K]
+//            [--grad-rows R]... [--grad-beta 0|1] [M ...]
+//            (default M: 32 64 256)
 //   --kernel NAME  a kernel of this CPU by the start of its name ("avx2",
 //                "avx512"; default: selectPackedGemmKernel()'s)
 //   --kc, --mc   the kernel's blocking, overridden for tuning
 //   --weights W  distinct weights rotated (default: 16, or more to pass
 //                64 MiB; 1 times hot operands)
+//   --grad-rows R  the weight gradients' K (repeatable; default 32 64 256)
+//   --grad-beta B  their beta: 1 (default, added into the accumulator) or
+//                0 (written: a step's first micro-batch)
 //
 //===----------------------------------------------------------------------===//
 #include "CPU/Gemm/Kernel.h"
@@ -58,7 +64,9 @@ double median(std::vector<double> values) {
 [[noreturn]] void usage(const char *message) {
   std::fprintf(stderr,
                "pipecc-gemm-bench: %s\nusage: pipecc-gemm-bench [--repeats "
-               "R] [--calls C] [--kernel NAME] [--kc D] [--mc R] [--weights W] [--n N] [--k K] [M ...]\n",
+               "R] [--calls C] [--kernel NAME] [--kc D] [--mc R]\n"
+               "    [--weights W] [--n N] [--k K] [--grad-rows R]... "
+               "[--grad-beta 0|1] [M ...]\n",
                message);
   std::exit(2);
 }
@@ -75,7 +83,8 @@ int64_t positive(const char *text) {
 int main(int argc, char **argv) {
   int64_t repeats = 5, calls = 32, n = 1024, k = 1024, kc = 0, mc = 0,
           weightsWanted = 0;
-  std::vector<int64_t> ms;
+  std::vector<int64_t> ms, gradRows;
+  float gradBeta = 1.0f;
   std::string kernelWanted;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -102,6 +111,14 @@ int main(int argc, char **argv) {
       n = value();
     else if (arg == "--k")
       k = value();
+    else if (arg == "--grad-rows")
+      gradRows.push_back(value());
+    else if (arg == "--grad-beta") {
+      std::string beta = i + 1 < argc ? argv[++i] : "";
+      if (beta != "0" && beta != "1")
+        usage("--grad-beta takes 0 or 1");
+      gradBeta = beta == "1" ? 1.0f : 0.0f;
+    }
     else if (!arg.empty() && arg[0] == '-')
       usage(("unknown option " + arg).c_str());
     else
@@ -217,8 +234,11 @@ int main(int argc, char **argv) {
   // micro-batch's rows, C the N x K accumulator, cold (rotated through
   // the pool as a step finds it). The engine's gemm() packs both operands
   // per call (shallow loop order when packed B fits L2); the runtime
-  // leaves these products to the BLAS (docs/design.md, "Packed weights").
-  for (int64_t rows : {int64_t(32), int64_t(64), int64_t(256)}) {
+  // gives it the shallow ones and, on AVX-512, the deep ones
+  // (docs/design.md, "The deep weight gradients run in the engine").
+  if (gradRows.empty())
+    gradRows = {32, 64, 256};
+  for (int64_t rows : gradRows) {
     int64_t accBytes = n * k * int64_t(sizeof(float));
     int64_t accs = std::max<int64_t>(2, (poolBytes + accBytes - 1) / accBytes);
     std::vector<std::vector<float>> acc(accs, std::vector<float>(n * k, 0));
@@ -233,12 +253,16 @@ int main(int argc, char **argv) {
       double start = now();
       for (int64_t call = 0; call < calls; ++call)
         gemm(kernel, true, false, n, k, rows, 1.0f, dy.data(), n, x.data(),
-             k, 1.0f, acc[next++ % accs].data(), k);
+             k, gradBeta, acc[next++ % accs].data(), k);
+      // The BLAS itself: pipecc_rt_sgemm gives the engine the shallow and
+      // (on AVX-512) the deep weight gradients, unless it is turned off.
+      pipecc_rt_blas_set_packed_weights(0);
       double middle = now();
       for (int64_t call = 0; call < calls; ++call)
         pipecc_rt_sgemm(1, 0, n, k, rows, 1.0f, dy.data(), n, x.data(), k,
-                        1.0f, acc[next++ % accs].data(), k);
+                        gradBeta, acc[next++ % accs].data(), k);
       double end = now();
+      pipecc_rt_blas_set_packed_weights(1);
       double flops = 2.0 * double(rows) * double(n) * double(k) * calls;
       engine.push_back(flops / (middle - start) * 1e-9);
       blas.push_back(flops / (end - middle) * 1e-9);

@@ -87,12 +87,26 @@ bool engineIsWider(const gemm::Kernel &kernel) {
   return gemm::vectorBits(kernel) > 256 && !blasRunsAvx512();
 }
 
+/// Whether a weight gradient (dY^T X: op(A) stored transposed, B not)
+/// is deep enough for the AVX-512 kernel to beat OpenBLAS's own AVX-512
+/// kernels: at least one whole k-block of micro-batch rows. Measured on
+/// the benchmark GPT at P = 1, M = 1 (K = 512 rows; docs/design.md, "The
+/// deep weight gradients run in the engine"): 130-135 GFLOP/s in the step
+/// against OpenBLAS's 110-131; shallower ones (K = 64) are split.
+bool deepWeightGradient(const gemm::Kernel &kernel, bool transA, bool transB,
+                        int64_t k) {
+  return gemm::vectorBits(kernel) > 256 && transA && !transB &&
+         k >= gemm::kBlockDepth(kernel);
+}
+
 /// Whether a product whose B is not a weight runs in the engine (B packed
-/// in the call): the shallow products it runs faster than a BLAS, and
-/// every product where its kernel is wider.
-bool engineRunsProduct(const gemm::Kernel &kernel, int64_t m, int64_t n,
-                       int64_t k) {
+/// in the call): the shallow products it runs faster than a BLAS, the deep
+/// weight gradients of the AVX-512 kernel, and every product where its
+/// kernel is wider.
+bool engineRunsProduct(const gemm::Kernel &kernel, bool transA, bool transB,
+                       int64_t m, int64_t n, int64_t k) {
   return gemm::runsShallow(kernel, m, n, k) ||
+         deepWeightGradient(kernel, transA, transB, k) ||
          (k > 0 && engineIsWider(kernel));
 }
 
@@ -186,8 +200,7 @@ void gemmWeight(const gemm::Kernel &kernel, bool transA, bool transB,
 }
 
 /// A plain product through the engine, both operands packed in the call
-/// (the shallow products it runs faster than the BLAS: a micro-batch's
-/// weight gradient).
+/// (the products engineRunsProduct gives it: weight gradients, mostly).
 void engineGemm(const gemm::Kernel &kernel, bool transA, bool transB,
                 int64_t m, int64_t n, int64_t k, float alpha, const float *a,
                 int64_t lda, const float *b, int64_t ldb, float beta,
@@ -206,7 +219,7 @@ void plainGemm(const gemm::Kernel *kernel, bool transA, bool transB,
                int64_t m, int64_t n, int64_t k, float alpha, const float *a,
                int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                int64_t ldc, const gemm::Epilogue &epilogue = {}) {
-  if (kernel && engineRunsProduct(*kernel, m, n, k)) {
+  if (kernel && engineRunsProduct(*kernel, transA, transB, m, n, k)) {
     engineGemm(*kernel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta,
                c, ldc, epilogue);
     return;

@@ -322,6 +322,31 @@ TEST(Blas, ProductCountersKeyEachShapeReadingAndPath) {
   EXPECT_EQ(pipecc::rt::gemmProductLines(0), "gemm rank 0: no products\n");
 }
 
+// A weight gradient dY^T X over at least a k-block of rows (K = 300:
+// deeper than the AVX-512 kernel's 256) runs in the engine wherever the
+// CPU has a packed kernel: on AVX-512 because it beats OpenBLAS's own
+// AVX-512 kernels there (docs/design.md, "The deep weight gradients run
+// in the engine"), on AVX2 because it is shallow for that kernel's k-blocks
+// of 512. Held to the double-precision loop with beta 0 and 1 (several
+// k-blocks, a partial row tile and a partial panel).
+TEST(Blas, DeepWeightGradientsRunInTheEngine) {
+  bool engine = pipecc_rt_blas_set_packed_weights(1);
+  std::mt19937 random(11);
+  for (float beta : {0.0f, 1.0f}) {
+    pipecc_rt_blas_record_products(1);
+    EXPECT_LT(worstError({true, false, 70, 50, 300, 1.0f, beta, 0, 0, 0},
+                         random),
+              1e-4)
+        << "beta=" << beta;
+    pipecc_rt_gemm_product product{};
+    ASSERT_EQ(pipecc_rt_blas_products(&product, 1), 1);
+    EXPECT_EQ(product.k, 300);
+    EXPECT_EQ(product.path,
+              engine ? PIPECC_RT_GEMM_ENGINE : PIPECC_RT_GEMM_BLAS);
+    pipecc_rt_blas_record_products(0);
+  }
+}
+
 TEST(Blas, DescriptionNamesLibraryVersionAndKernels) {
   std::string description = pipecc_rt_blas_description();
   EXPECT_EQ(description.rfind("OpenBLAS 0.", 0), 0u) << description;

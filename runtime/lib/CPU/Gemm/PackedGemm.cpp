@@ -139,6 +139,8 @@ const char *kernelName(const Kernel &kernel) { return kernel.name; }
 
 int64_t vectorBits(const Kernel &kernel) { return kernel.vectorBits; }
 
+int64_t kBlockDepth(const Kernel &kernel) { return kernel.kc; }
+
 namespace {
 /// packB's checks of B's shape and row stride.
 void checkB(bool transB, int64_t k, int64_t n, int64_t ldb) {

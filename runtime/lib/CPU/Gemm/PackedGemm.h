@@ -86,6 +86,10 @@ const char *kernelName(const Kernel &kernel);
 /// The width of the kernel's vectors in bits (256: AVX2, 512: AVX-512).
 int64_t vectorBits(const Kernel &kernel);
 
+/// The depth of the kernel's k-blocks: op(B) is packed and multiplied
+/// that many rows at a time.
+int64_t kBlockDepth(const Kernel &kernel);
+
 /// Packs op(B) for `kernel`: B is stored row-major with row stride ldb, as
 /// a K x N matrix (transB false) or N x K (transB true). Reuses `out`'s
 /// storage when large enough.
