@@ -9,12 +9,6 @@
 
 namespace pipecc::rt {
 
-int cpuSlotOfRank(int rank, int ranks, int cpus) {
-  if (cpus <= 0 || ranks <= cpus || rank < 0 || rank >= ranks)
-    return -1;
-  return static_cast<int>(static_cast<long long>(rank) * cpus / ranks);
-}
-
 std::vector<int> usableCpus() {
   std::vector<int> cpus;
   cpu_set_t set;

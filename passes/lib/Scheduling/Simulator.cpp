@@ -350,34 +350,46 @@ private:
     double ready = 0;
   };
 
+  /// The cores a rank shares: its own (pinned, TimingModel::coreOfRank)
+  /// or the one pool of all of them.
+  int poolOf(int rank) const {
+    return timing.coreOfRank.empty() ? 0 : timing.coreOfRank[rank];
+  }
+  int poolCores() const {
+    return timing.coreOfRank.empty() ? timing.cores : 1;
+  }
+
   /// Processor sharing: advances the global clock to the next start or end
-  /// of a running action, each of the k ranks computing at once getting
-  /// min(1, cores / k) of a core, and ends what finished; whether any rank
-  /// was running. Starts of ranks ahead of the clock (after a message)
-  /// wait for it.
+  /// of a running action, each of the k ranks computing at once in a pool
+  /// of c cores getting min(1, c / k) of a core, and ends what finished;
+  /// whether any rank was running. Starts of ranks ahead of the clock
+  /// (after a message) wait for it.
   bool shareCores() {
     if (!timing.sharesCores(problem.stages))
       return false;
     std::vector<int> computing, pending;
+    std::vector<int> busy(timing.cores, 0); // ranks computing, by pool
     bool any = false;
     for (int rank = 0; rank < problem.stages; ++rank) {
       if (!running[rank].active)
         continue;
       any = true;
-      (running[rank].start <= now ? computing : pending).push_back(rank);
+      bool started = running[rank].start <= now;
+      (started ? computing : pending).push_back(rank);
+      busy[poolOf(rank)] += started;
     }
     if (!any)
       return false;
     // A woken rank waits for a time slice only while the others hold every
-    // core: when one of them blocks or ends, the scheduler gives it that
-    // core at once.
+    // core of its pool: when one of them blocks or ends, the scheduler
+    // gives it that core at once.
     double nextStart = std::numeric_limits<double>::infinity();
     for (int rank : pending) {
       Running &action = running[rank];
-      if (action.ready <= now &&
-          computing.size() < static_cast<size_t>(timing.cores)) {
+      if (action.ready <= now && busy[poolOf(rank)] < poolCores()) {
         action.start = now;
         computing.push_back(rank);
+        ++busy[poolOf(rank)];
         continue;
       }
       nextStart = std::min(nextStart,
@@ -387,20 +399,21 @@ private:
       now = nextStart;
       return true;
     }
-    double speed =
-        std::min(1.0, double(timing.cores) / double(computing.size()));
+    auto speed = [&](int rank) {
+      return std::min(1.0, double(poolCores()) / double(busy[poolOf(rank)]));
+    };
     double first = std::numeric_limits<double>::infinity();
     for (int rank : computing)
-      first = std::min(first, running[rank].remaining / speed);
+      first = std::min(first, running[rank].remaining / speed(rank));
     bool ending = now + first <= nextStart;
     double until = ending ? now + first : nextStart;
     for (int rank : computing) {
       Running &action = running[rank];
       // The first to end ends exactly, without rounding left over.
-      if (ending && action.remaining / speed == first)
+      if (ending && action.remaining / speed(rank) == first)
         action.remaining = 0;
       else
-        action.remaining -= (until - now) * speed;
+        action.remaining -= (until - now) * speed(rank);
     }
     now = until;
     for (int rank : computing) {
@@ -645,6 +658,19 @@ Result<SimulationResult> pipecc::scheduling::simulate(
   Reporter report{failure};
   if (Status status = problem.check(); !status)
     return report.fail(status.message());
+  if (!timing.coreOfRank.empty()) {
+    bool placed = int(timing.coreOfRank.size()) == problem.stages &&
+                  timing.sharesCores(problem.stages);
+    for (int core : timing.coreOfRank)
+      placed = placed && core >= 0 && core < timing.cores;
+    if (!placed)
+      return report.fail("the timing model pins " +
+                         std::to_string(timing.coreOfRank.size()) +
+                         " ranks to cores, expected each of the " +
+                         std::to_string(problem.stages) +
+                         " ranks on one of fewer cores (" +
+                         std::to_string(timing.cores) + ")");
+  }
   detail::ActionIndex index(problem);
   if (Status status = checkActions(problem, programs, index, report); !status)
     return status;

@@ -1,6 +1,7 @@
 #include "ScheduleSupport.h"
 #include "pipecc/CostModel/DeviceProfile.h"
 #include "pipecc/Passes/StageTable.h"
+#include "pipecc/Runtime/CorePlacement.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -118,6 +119,14 @@ void pipecc::setStageTableCosts(const StageTable &table,
   if (profile->cores == 0)
     return;
   timing.cores = profile->cores;
+  // out/launch's socket ranks beyond the cores are pinned, consecutive
+  // ranks on one core (the runtime's rule; docs/design.md, "Ranks beyond
+  // the cores are pinned"), so each shares only its own core.
+  timing.coreOfRank.clear();
+  if (timing.sharesCores(int(table.ranks)))
+    for (int rank = 0; rank < int(table.ranks); ++rank)
+      timing.coreOfRank.push_back(
+          rt::cpuSlotOfRank(rank, int(table.ranks), profile->cores));
   if (!profile->links.empty())
     timing.busyLatencySeconds = profile->links.front().busyLatencySeconds;
   std::vector<int64_t> parameterBytes(table.ranks, 0);

@@ -2,7 +2,8 @@
 //
 // TimingModel::cores below the number of ranks: the k ranks computing at a
 // time share the cores, each at min(1, cores / k) of its speed; at or above
-// the number of ranks nothing changes.
+// the number of ranks nothing changes. With TimingModel::coreOfRank the
+// ranks are pinned and share only their own core.
 //
 //===----------------------------------------------------------------------===//
 
@@ -207,5 +208,64 @@ TEST(ProcessorSharing, AWokenReceiverTakesTheFirstCoreThatFrees) {
           atEvent = atEvent || std::abs(event - start) < 1e-9;
         EXPECT_TRUE(atEvent) << describe(action) << " starts at " << start;
       }
+}
+
+// Pinned ranks share only their own core. GPipe, four ranks of unit
+// actions on two cores: at t = 1 ranks 0 (F m1) and 1 (F m0) start
+// together. In one pool of two cores each gets a core, [1, 2]; pinned as
+// out/launch pins them (ranks 0 and 1 on core 0) they share core 0 at half
+// speed, [1, 3], while core 1 idles; pinned to different cores, [1, 2]
+// again.
+TEST(ProcessorSharing, PinnedRanksShareOnlyTheirCore) {
+  ScheduleProblem problem = fourRanksOfUnitActions();
+  std::vector<Program> programs = programsOf("gpipe", problem);
+  TimingModel timing;
+  timing.cores = 2;
+  auto spansAtOne = [&](const TimingModel &model) {
+    SimulationResult result = simulated(problem, programs, model);
+    TimedAction first = spanOf(programs, result, forward(0, 0));
+    EXPECT_DOUBLE_EQ(first.start, 0);
+    EXPECT_DOUBLE_EQ(first.end, 1);
+    TimedAction a = spanOf(programs, result, forward(0, 1));
+    TimedAction b = spanOf(programs, result, forward(1, 0));
+    EXPECT_DOUBLE_EQ(a.start, 1);
+    EXPECT_DOUBLE_EQ(b.start, 1);
+    EXPECT_DOUBLE_EQ(a.end, b.end);
+    return std::pair{a.end, result.makespan};
+  };
+  auto [pooledEnd, pooled] = spansAtOne(timing);
+  EXPECT_DOUBLE_EQ(pooledEnd, 2);
+  timing.coreOfRank = {0, 0, 1, 1};
+  auto [pinnedEnd, pinned] = spansAtOne(timing);
+  EXPECT_DOUBLE_EQ(pinnedEnd, 3);
+  EXPECT_GT(pinned, pooled);
+  // Each core's ranks do half the step's work (4 ranks x 8 x 3 s), so
+  // neither core can finish before 48 s.
+  EXPECT_GE(pinned, 48 - 1e-9);
+  timing.coreOfRank = {0, 1, 0, 1};
+  EXPECT_DOUBLE_EQ(spansAtOne(timing).first, 2);
+}
+
+// A placement that does not fit the model is refused, with the counts.
+TEST(ProcessorSharing, APlacementOfTheWrongRanksOrCoresIsRefused) {
+  ScheduleProblem problem = fourRanksOfUnitActions();
+  std::vector<Program> programs = programsOf("1f1b", problem);
+  TimingModel timing;
+  timing.cores = 2;
+  for (std::vector<int> cores : {std::vector<int>{0, 0, 1},
+                                 std::vector<int>{0, 0, 1, 2},
+                                 std::vector<int>{0, -1, 1, 1}}) {
+    timing.coreOfRank = cores;
+    Result<SimulationResult> result = simulate(problem, programs, timing);
+    ASSERT_FALSE(result.ok());
+    EXPECT_NE(result.message().find("pins " + std::to_string(cores.size()) +
+                                    " ranks to cores"),
+              std::string::npos)
+        << result.message();
+  }
+  // Enough cores for every rank: nothing to pin.
+  timing.cores = 4;
+  timing.coreOfRank = {0, 1, 2, 3};
+  EXPECT_FALSE(simulate(problem, programs, timing).ok());
 }
 } // namespace

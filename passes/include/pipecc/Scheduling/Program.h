@@ -100,6 +100,11 @@ struct TimingModel {
   /// shares them: k ranks computing at once on c < k cores each run at c / k
   /// of their speed (processor sharing); messages take no core.
   int cores = 0;
+  /// With fewer cores than ranks: the core (0 .. cores - 1) each rank is
+  /// pinned to, by rank, and then k ranks computing at once on one core
+  /// each run at 1 / k of their speed while another core may idle. Empty:
+  /// the ranks share all `cores` as one pool (the kernel moves them).
+  std::vector<int> coreOfRank;
   /// With fewer cores than ranks: the latency of a message posted while
   /// every core is computing for other ranks (0: as latencySeconds). The
   /// receiver sleeps in its wait; the scheduler wakes it on a busy core

@@ -24,8 +24,13 @@ namespace pipecc::rt {
 /// more ranks than CPUs, or no CPUs). Consecutive ranks share a CPU (rank *
 /// cpus / ranks): the stages that hand each other activations run where
 /// the message was written, and each CPU gets ranks / cpus of them, give or
-/// take one.
-int cpuSlotOfRank(int rank, int ranks, int cpus);
+/// take one. Inline: the compiler's simulator (passes/lib/Transforms/
+/// ScheduleSupport.cpp) places the ranks it predicts by the same rule.
+inline int cpuSlotOfRank(int rank, int ranks, int cpus) {
+  if (cpus <= 0 || ranks <= cpus || rank < 0 || rank >= ranks)
+    return -1;
+  return static_cast<int>(static_cast<long long>(rank) * cpus / ranks);
+}
 
 /// The CPUs this process may run on (sched_getaffinity), in increasing
 /// order; empty where that cannot be read.
