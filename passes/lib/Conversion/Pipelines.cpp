@@ -108,6 +108,8 @@ void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
     pm.addPass(createReassociateReductions());
     pm.addNestedPass<func::FuncOp>(createLowerReductionsToLoops());
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+    // Lets LLVM vectorize the fused loops (see the pass).
+    pm.addNestedPass<func::FuncOp>(createHoistInvariantLoads());
   }
   // x86-64 stores bf16 but has no bf16 arithmetic (--precision bf16).
   pm.addPass(createEmulateBF16());

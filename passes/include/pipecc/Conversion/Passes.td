@@ -231,6 +231,30 @@ def ApproximateMath : Pass<"pipecc-approximate-math", "::mlir::ModuleOp"> {
                            "::mlir::math::MathDialect"];
 }
 
+def HoistInvariantLoads : Pass<"pipecc-hoist-invariant-loads",
+                               "::mlir::func::FuncOp"> {
+  let summary = "Moves loads a loop does not change in front of it";
+  let description = [{
+    A `memref.load` directly in an `scf.for` body (constant bounds, at least
+    one iteration) whose indices are defined outside the loop moves in
+    front of the loop when nothing in the loop may write what it reads: the
+    loop writes only through `memref.store`, and every store's buffer is a
+    `memref.view` of the same global at a constant byte offset whose bytes
+    do not overlap the load's, or a view of another global (through
+    expand_shape, collapse_shape and cast). Any other buffer (a function
+    argument) may overlap. Inner loops go first, so a value climbs every
+    loop it is invariant in. The stage workspace places buffers that are
+    live together apart, and this is what LLVM cannot see: the fused loops'
+    per-row values (a layer norm's mean and 1 / std) were reloaded in every
+    iteration and the loops stayed scalar. The values are unchanged.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+  let statistics = [
+    Statistic<"numHoisted", "hoisted", "Loads moved in front of their loop">,
+  ];
+}
+
 def LowerReductionsToLoops : Pass<"pipecc-lower-reductions-to-loops",
                                   "::mlir::func::FuncOp"> {
   let summary = "Lowers row reductions on buffers to loops that carry the "
