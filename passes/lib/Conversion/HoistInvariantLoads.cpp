@@ -24,7 +24,6 @@
 //===----------------------------------------------------------------------===//
 #include "pipecc/Conversion/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -89,16 +88,15 @@ std::optional<GlobalRange> globalRangeOf(Value buffer) {
   return GlobalRange{global.getName(), *offset, *offset + *bytes};
 }
 
-/// Whether a store to `stored` can never write what a load of `loaded`
-/// reads.
-bool apart(Value loaded, Value stored) {
-  std::optional<GlobalRange> a = globalRangeOf(loaded);
+/// Whether a store to `stored` can never write the bytes `loaded` (a
+/// load's range, none where it is unknown) covers.
+bool apart(const std::optional<GlobalRange> &loaded, Value stored) {
   std::optional<GlobalRange> b = globalRangeOf(stored);
-  if (!a || !b)
+  if (!loaded || !b)
     return false;
-  if (a->global != b->global)
+  if (loaded->global != b->global)
     return true;
-  return a->end <= b->begin || b->end <= a->begin;
+  return loaded->end <= b->begin || b->end <= loaded->begin;
 }
 
 /// Whether `loop` has constant bounds and runs at least once.
@@ -145,9 +143,9 @@ unsigned hoistFrom(scf::ForOp loop) {
           return loop.isDefinedOutsideOfLoop(operand);
         }))
       continue;
-    if (!llvm::all_of(stored, [&](Value buffer) {
-          return apart(load.getMemRef(), buffer);
-        }))
+    std::optional<GlobalRange> range = globalRangeOf(load.getMemRef());
+    if (!llvm::all_of(stored,
+                      [&](Value buffer) { return apart(range, buffer); }))
       continue;
     load->moveBefore(loop);
     ++hoisted;
