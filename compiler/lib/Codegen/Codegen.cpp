@@ -301,7 +301,9 @@ LogicalResult codegen::emitPipeline(
            {"option", settings.target.cpu.option},
            {"cpu", settings.target.cpu.cpu},
            {"required_features",
-            llvm::json::Array(settings.target.cpu.required)}}},
+            llvm::json::Array(settings.target.cpu.required)},
+           {"vector_bits",
+            static_cast<int64_t>(settings.target.cpu.vectorBits)}}},
       {"inference", settings.inference},
       {"precision", settings.precision},
       // The float32 the ranks compute with, not the double it came from.

@@ -163,6 +163,11 @@ codegen::emitObjectFile(ModuleOp module, StringRef objectPath,
 
   if (adjust)
     adjust(*llvmModule);
+  if (cpu.vectorBits)
+    for (llvm::Function &function : *llvmModule)
+      if (!function.isDeclaration())
+        function.addFnAttr("prefer-vector-width",
+                           std::to_string(cpu.vectorBits));
   addCPUFeatureCheck(*llvmModule, cpu);
   keepOuterLoopsRolled(*llvmModule);
   auto optimize = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,

@@ -60,5 +60,14 @@ std::optional<TargetCPU> codegen::resolveTargetCPU(llvm::StringRef option,
     for (std::string_view name : rt::checkedCpuFeatures())
       if (subtarget->checkFeatures("+" + std::string(name)))
         result.required.emplace_back(name);
+  // LLVM tunes Skylake-X and its successors to 256-bit vectors, against
+  // the clock drop of 512-bit code on the first of them. The rank's
+  // matmuls run 512-bit kernels on these CPUs all the same (the packed
+  // engine, OpenBLAS's SkylakeX kernels), so the element-wise loops
+  // between them lose nothing by running as wide: measured on a current
+  // Xeon, the GPT's step outside the matmuls and the optimizer took 5%
+  // less time (docs/design.md, "512-bit element-wise loops").
+  if (subtarget->checkFeatures("+avx512f"))
+    result.vectorBits = 512;
   return result;
 }

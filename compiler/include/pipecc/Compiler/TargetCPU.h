@@ -22,6 +22,10 @@ struct TargetCPU {
   /// The features of pipecc::rt::checkedCpuFeatures() this model has: the
   /// executable checks them before main (empty for `generic`).
   std::vector<std::string> required;
+  /// The vector width the loop vectorizer targets (LLVM's
+  /// prefer-vector-width), or 0 for LLVM's choice: 512 on AVX-512 models,
+  /// where LLVM's tuning would stop at 256 bits.
+  unsigned vectorBits = 0;
 };
 
 /// Resolves a --target-cpu value for the host's architecture. On failure
