@@ -503,6 +503,43 @@ TEST_P(PackedGemmKernel, EpilogueInTheLastStoreEqualsAPassAfterwards) {
   EXPECT_EQ(values[3], 3.0f);
 }
 
+// The A packer's layout, element by element: micro-panel q holds op(A)'s
+// rows row0 + q * mr .. + mr - 1, column p at p * mr, zeros past the rows.
+// Stored transposed, the micro-panels that share a cache line are copied
+// together (Packers.h); counts of rows around those groups (one line, one
+// and a part, a single short panel) and offsets within a line check them.
+TEST_P(PackedGemmKernel, APackerLaysOutMicroPanelsOfOpA) {
+  const Kernel &kernel = *GetParam();
+  int64_t mr = kernel.mr;
+  for (bool transA : {false, true})
+    for (int64_t rows : {int64_t(1), mr, 2 * mr + 3, 16 + mr - 1, int64_t(37)})
+      for (int64_t row0 : {int64_t(0), int64_t(5)})
+        for (int64_t kc : {int64_t(1), int64_t(9), int64_t(20)}) {
+          int64_t p0 = 2, m = row0 + rows, k = p0 + kc;
+          int64_t lda = (transA ? m : k) + 3;
+          std::vector<float> a((transA ? k : m) * lda);
+          for (size_t i = 0; i < a.size(); ++i)
+            a[i] = static_cast<float>(i) + 0.5f;
+          auto opA = [&](int64_t i, int64_t p) {
+            return transA ? a[p * lda + i] : a[i * lda + p];
+          };
+          int64_t panels = (rows + mr - 1) / mr;
+          std::vector<float> out(panels * kc * mr, -1.0f);
+          kernel.packA(transA, a.data(), lda, row0, rows, p0, kc, out.data());
+          int wrong = 0;
+          for (int64_t q = 0; q < panels; ++q)
+            for (int64_t p = 0; p < kc; ++p)
+              for (int64_t r = 0; r < mr; ++r) {
+                int64_t i = q * mr + r;
+                float want = i < rows ? opA(row0 + i, p0 + p) : 0.0f;
+                wrong += out[(q * kc + p) * mr + r] != want;
+              }
+          EXPECT_EQ(wrong, 0) << kernelName(kernel) << " trans_a=" << transA
+                              << " rows=" << rows << " row0=" << row0
+                              << " kc=" << kc;
+        }
+}
+
 TEST(PackedGemm, KernelChoiceFollowsThePolicy) {
   const Kernel *selected = selectPackedGemmKernel();
   EXPECT_EQ(selected, selectPackedGemmKernel()); // decided once

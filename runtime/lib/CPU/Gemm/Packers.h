@@ -120,7 +120,29 @@ template <int64_t MR>
 void packAPanels(bool transA, const float *a, int64_t lda, int64_t row0,
                  int64_t rows, int64_t p0, int64_t kc, float *out) {
   static_assert(MR == 4 || MR == 8, "micro-panels of 4 or 8 rows");
-  for (int64_t i0 = 0; i0 < rows; i0 += MR, out += kc * MR) {
+  // Where A is stored transposed, the micro-panels that share a cache line
+  // of each of A's rows are copied in one pass over the rows: one at a
+  // time read half of every line (a quarter with MR = 4) and came back for
+  // the rest after kc rows, by which A's row stride (often a multiple of
+  // 1 KiB) had mapped them onto the same few L1 sets and evicted them (the
+  // weight gradients' packing of dY^T stalled on those loads).
+  constexpr int64_t kPanelsPerLine = 16 / MR;
+  int64_t i0 = 0;
+  if (transA)
+    for (; i0 + kPanelsPerLine * MR <= rows;
+         i0 += kPanelsPerLine * MR, out += kPanelsPerLine * kc * MR) {
+      const float *src = a + p0 * lda + row0 + i0;
+      for (int64_t p = 0; p < kc; ++p, src += lda)
+        for (int64_t g = 0; g < kPanelsPerLine; ++g) {
+          if constexpr (MR == 4)
+            _mm_storeu_ps(out + g * kc * MR + p * MR,
+                          _mm_loadu_ps(src + g * MR));
+          else
+            _mm256_storeu_ps(out + g * kc * MR + p * MR,
+                             _mm256_loadu_ps(src + g * MR));
+        }
+    }
+  for (; i0 < rows; i0 += MR, out += kc * MR) {
     int64_t valid = std::min(MR, rows - i0);
     if (transA) {
       // A is K x M: a micro-panel's column p is MR floats of A's row p.
