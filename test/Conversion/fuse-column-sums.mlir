@@ -162,3 +162,78 @@ func.func @writer_between(%z: memref<4x8xf32>, %dz: memref<4x8xf32>, %db: memref
   }
   return
 }
+
+// -----
+
+// No fill: the sum adds into a gradient accumulator (as
+// pipecc-accumulate-gradients leaves a weight-gradient function). The
+// fused loop starts from the accumulator's value, which nothing between
+// the loops changes; nothing is zeroed.
+// CHECK-LABEL: func.func @accumulates_into_gradient(
+// CHECK-SAME: %[[Z:.*]]: memref<4x8xf32>, %[[G:.*]]: memref<4x8xf32>, %[[DZ:.*]]: memref<4x8xf32>, %[[DB:.*]]: memref<8xf32>, %[[C:.*]]: memref<4x8xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[Z]], %[[G]] : memref<4x8xf32>, memref<4x8xf32>) outs(%[[DZ]], %[[DB]] : memref<4x8xf32>, memref<8xf32>)
+// CHECK: %[[MASKED:.*]] = arith.select
+// CHECK: %[[SUM:.*]] = arith.addf %[[MASKED]], %{{.*}} : f32
+// CHECK: linalg.yield %[[MASKED]], %[[SUM]] : f32, f32
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%[[C]] : memref<4x8xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @accumulates_into_gradient(%z: memref<4x8xf32>, %g: memref<4x8xf32>, %dz: memref<4x8xf32>, %db: memref<8xf32>, %c: memref<4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%z, %g : memref<4x8xf32>, memref<4x8xf32>) outs(%dz : memref<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.cmpf ogt, %a, %zero : f32
+    %s = arith.select %p, %b, %zero : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%dz : memref<4x8xf32>) outs(%c : memref<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.mulf %a, %a : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%dz : memref<4x8xf32>) outs(%db : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// An op between them adds into the gradient: the sum would start from a
+// value the producer's place does not have; unchanged.
+// CHECK-LABEL: func.func @gradient_written_between(
+// CHECK-COUNT-3: linalg.generic
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @gradient_written_between(%z: memref<4x8xf32>, %dz: memref<4x8xf32>, %db: memref<8xf32>, %other: memref<4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%z : memref<4x8xf32>) outs(%dz : memref<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.maximumf %a, %zero : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%other : memref<4x8xf32>) outs(%db : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%dz : memref<4x8xf32>) outs(%db : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -65,3 +65,22 @@ func.func @loops(%x: memref<8xf32>, %y: memref<8xf32>) -> (f32, index) {
   }
   return %sum, %last : f32, index
 }
+
+// A bf16 reduction's conversions carry no fastmath attribute until marked
+// (the attribute is optional on truncf and extf).
+// CHECK-LABEL: func.func @conversions
+// CHECK: arith.extf %{{.*}} fastmath<reassoc> : bf16 to f32
+// CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f32
+// CHECK: arith.truncf %{{.*}} fastmath<reassoc> : f32 to bf16
+func.func @conversions(%x: memref<4x8xbf16>, %y: memref<8xbf16>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<4x8xbf16>) outs(%y : memref<8xbf16>) {
+  ^bb0(%a: bf16, %o: bf16):
+    %wa = arith.extf %a : bf16 to f32
+    %wo = arith.extf %o : bf16 to f32
+    %s = arith.addf %wa, %wo : f32
+    %t = arith.truncf %s : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  return
+}

@@ -4,7 +4,10 @@
 // stores it for the two GEMMs and sums it over the rows for the bias
 // gradient. Elementwise fusion cannot join them (the stored matrix has other
 // users), so the sum was a second pass over the whole matrix; here the loop
-// storing dL/dz also adds it into the bias gradient.
+// storing dL/dz also adds it into the bias gradient. The sum starts from
+// the gradient's value where the producer ran: zero where a fill between
+// the two moves before it, the accumulator's value where the sum adds into
+// one (pipecc-accumulate-gradients drops the zero fill).
 //
 //===----------------------------------------------------------------------===//
 #include "pipecc/Conversion/Passes.h"
@@ -87,12 +90,13 @@ bool mayAccess(Operation *op, Value buffer, bool writesOnly) {
 }
 
 /// Replaces `producer` by one generic writing its result and the column
-/// sums, at the producer's place; the zeroing `fill` moves before it.
+/// sums, at the producer's place; a zeroing `fill` between them (or null)
+/// moves before it.
 void fuseInto(linalg::GenericOp producer, linalg::FillOp fill,
               linalg::GenericOp sum) {
   Value stored = producer.getDpsInitOperand(0)->get();
   Value total = sum.getDpsInitOperand(0)->get();
-  if (!fill->isBeforeInBlock(producer))
+  if (fill)
     fill->moveBefore(producer);
 
   SmallVector<AffineMap> maps = producer.getIndexingMapsArray();
@@ -122,8 +126,10 @@ void fuseInto(linalg::GenericOp producer, linalg::FillOp fill,
 }
 
 /// The generic in the same block before `sum` that last wrote its input,
-/// and the fill zeroing its output, when the sum can move into that
-/// generic: nothing in between writes the input or touches the output.
+/// and the fill zeroing its output between them (null if none), when the
+/// sum can move into that generic: nothing else in between writes the
+/// input or touches the output, so the output holds at the producer what
+/// the sum would start from.
 std::optional<std::pair<linalg::GenericOp, linalg::FillOp>>
 findProducer(linalg::GenericOp sum) {
   Value stored = sum.getDpsInputOperand(0)->get();
@@ -145,19 +151,6 @@ findProducer(linalg::GenericOp sum) {
       if (!isElementwise2D(producer) ||
           llvm::any_of(producer.getDpsInputs(),
                        [&](Value in) { return rootBuffer(in) == total; }))
-        return std::nullopt;
-      // The fill may still be above the producer; nothing between them
-      // may touch the output either.
-      for (Operation *above = producer->getPrevNode(); above && !fill;
-           above = above->getPrevNode()) {
-        auto fillOp = dyn_cast<linalg::FillOp>(above);
-        if (fillOp && fillOp.getDpsInitOperand(0)->get() == total &&
-            fillOp.hasPureBufferSemantics())
-          fill = fillOp;
-        else if (mayAccess(above, total, /*writesOnly=*/false))
-          return std::nullopt;
-      }
-      if (!fill)
         return std::nullopt;
       return std::make_pair(producer, fill);
     }

@@ -48,7 +48,10 @@ struct ReassociateReductionsPass
   void runOnOperation() override {
     auto reassociate = [&](Region &body) {
       body.walk([&](arith::ArithFastMathInterface op) {
-        arith::FastMathFlags flags = op.getFastMathFlagsAttr().getValue();
+        // Optional on some ops (truncf, extf: a bf16 loop's conversions).
+        arith::FastMathFlagsAttr attr = op.getFastMathFlagsAttr();
+        arith::FastMathFlags flags =
+            attr ? attr.getValue() : arith::FastMathFlags::none;
         if ((flags & arith::FastMathFlags::reassoc) ==
             arith::FastMathFlags::reassoc)
           return;

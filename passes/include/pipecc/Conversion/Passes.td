@@ -68,7 +68,8 @@ def FuseColumnSums : Pass<"pipecc-fuse-column-sums", "::mlir::func::FuncOp"> {
     On buffers (after bufferization, CPU pipeline): an all-parallel 2-D
     elementwise `linalg.generic` writing a buffer that a later op in the
     same block sums over its rows (`[reduction, parallel]`,
-    `out[j] += in[i, j]`, `out` zeroed by a `linalg.fill`) becomes one
+    `out[j] += in[i, j]`, `out` zeroed by a `linalg.fill` or, after
+    pipecc-accumulate-gradients, a gradient accumulator) becomes one
     generic with both outputs, at the producer's place: the loop that
     computes a ReLU's or GELU's backward (dL/dz) adds it into the bias
     gradient as it stores it, instead of a second pass reading the whole
