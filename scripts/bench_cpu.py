@@ -899,6 +899,9 @@ MEMORY_LINE = re.compile(
     r"(?:.*stage workspace (\d+) bytes)?(?:.*packed weights (\d+) bytes)?",
     re.M)
 GFLOPS = re.compile(r"^timers rank \d+ median .*sgemm_gflops ([0-9.]+)", re.M)
+# A rank sharing its CPU also prints its products' CPU time.
+CPU_GFLOPS = re.compile(
+    r"^timers rank \d+ median .*sgemm_cpu_gflops ([0-9.]+)", re.M)
 
 
 def pipecc_run(o, out, batch, folder, features, log, blas_only=False):
@@ -1313,6 +1316,8 @@ def report(o, results, extra, cores, say):
                 shown = timers[-4 * p:]
                 # Each rank's median step (--timers' median line).
                 rates = [float(r) for r in GFLOPS.findall("\n".join(timers))]
+                cpu_rates = [float(r) for r in
+                             CPU_GFLOPS.findall("\n".join(timers))]
                 say("```")
                 for line in shown:
                     say(line)
@@ -1327,6 +1332,14 @@ def report(o, results, extra, cores, say):
                     ", ".join("%.1f (%.0f%%; %.0f%%)" % (
                         r, 100 * r / hot, 100 * r / cold)
                               for r in rates) if rates else "n/a"))
+                if cpu_rates:
+                    # Ranks pinned to a shared CPU: the wall time above
+                    # holds the other ranks' time slices.
+                    say("the same in the ranks' CPU time (ranks sharing a "
+                        "CPU): %s" % ", ".join(
+                            "%.1f (%.0f%%; %.0f%%)" % (
+                                r, 100 * r / hot, 100 * r / cold)
+                            for r in cpu_rates))
         report_products(rows, x, say)
         if not features.get("--threads"):
             say()

@@ -2,7 +2,8 @@
 //
 // Deliberately does not include Runtime.h: the entry points are declared
 // here as weak references with the layout the CPU target exports
-// (pipecc_rt_blas_counters: calls, flops, seconds), so the core runtime
+// (pipecc_rt_blas_counters: calls, flops, seconds, cpu_seconds), so the
+// core runtime
 // links with targets that have no BLAS and reports nothing for them.
 //
 //===----------------------------------------------------------------------===//
@@ -13,12 +14,14 @@ struct BlasCountersLayout {
   int64_t calls;
   int64_t flops;
   double seconds;
+  double cpuSeconds;
 };
 } // namespace
 
 extern "C" {
 __attribute__((weak)) void pipecc_rt_blas_stats(BlasCountersLayout *out);
 __attribute__((weak)) const char *pipecc_rt_blas_description(void);
+__attribute__((weak)) void pipecc_rt_blas_count_cpu_time(int32_t enabled);
 }
 
 namespace pipecc::rt {
@@ -26,13 +29,21 @@ namespace pipecc::rt {
 std::optional<SgemmCounters> readSgemmCounters() {
   if (!pipecc_rt_blas_stats)
     return std::nullopt;
-  BlasCountersLayout raw{0, 0, 0};
+  BlasCountersLayout raw{0, 0, 0, 0};
   pipecc_rt_blas_stats(&raw);
   SgemmCounters counters;
   counters.calls = raw.calls;
   counters.flops = raw.flops;
   counters.seconds = raw.seconds;
+  counters.cpuSeconds = raw.cpuSeconds;
   return counters;
+}
+
+bool countSgemmCpuTime() {
+  if (!pipecc_rt_blas_count_cpu_time)
+    return false;
+  pipecc_rt_blas_count_cpu_time(1);
+  return true;
 }
 
 std::string blasDescription() {

@@ -560,6 +560,8 @@ void runStep(pipecc_rt_context &ctx, int64_t samples) {
       times.sgemmCalls = after->calls - sgemmBefore->calls;
       times.sgemmFlops = after->flops - sgemmBefore->flops;
       times.sgemmSeconds = after->seconds - sgemmBefore->seconds;
+      if (ctx.sgemmCpuTime)
+        times.sgemmCpuSeconds = after->cpuSeconds - sgemmBefore->cpuSeconds;
     }
     ctx.finishedSteps.push_back(times);
     ctx.stepTimes = nullptr;
@@ -657,6 +659,10 @@ int pipecc::rt::runRank(int argc, char **argv,
                           ? program->gradient_scale
                           : 1.0f / static_cast<float>(program->microbatches);
   checkOptionsFitProgram(ctx);
+  // Pinned ranks share their CPU (CorePlacement.h): a product's wall time
+  // then holds other ranks' time slices, so --timers adds its CPU time.
+  if (options.timers && corePlacement().cpu >= 0)
+    ctx.sgemmCpuTime = countSgemmCpuTime();
   allocateArena(ctx);
   // The stage functions' temporaries, a global of the executable beside
   // the arena, hold as much again (host memory on every target with one).

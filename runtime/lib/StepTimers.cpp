@@ -20,12 +20,22 @@ std::string fields(const StepTimes &t) {
       "%.3f other_ms %.3f",
       t.step * 1e3, t.compute * 1e3, t.post * 1e3, t.wait * 1e3,
       t.optimizer * 1e3, other * 1e3);
+  auto gflops = [&](double seconds) {
+    return seconds > 0 ? static_cast<double>(t.sgemmFlops) * 1e-9 / seconds
+                       : 0.0;
+  };
   if (t.sgemmCalls >= 0 && n > 0 && n < static_cast<int>(sizeof text))
+    n += std::snprintf(text + n, sizeof text - n,
+                       " sgemm_calls %lld sgemm_ms %.3f sgemm_gflops %.1f",
+                       static_cast<long long>(t.sgemmCalls),
+                       t.sgemmSeconds * 1e3, gflops(t.sgemmSeconds));
+  // A rank sharing its CPU: the same products in the thread's CPU time
+  // (the wall time also holds the other ranks' time slices).
+  if (t.sgemmCalls >= 0 && t.sgemmCpuSeconds >= 0 && n > 0 &&
+      n < static_cast<int>(sizeof text))
     std::snprintf(text + n, sizeof text - n,
-                  " sgemm_calls %lld sgemm_ms %.3f sgemm_gflops %.1f",
-                  static_cast<long long>(t.sgemmCalls), t.sgemmSeconds * 1e3,
-                  t.sgemmSeconds > 0 ? t.sgemmFlops * 1e-9 / t.sgemmSeconds
-                                     : 0.0);
+                  " sgemm_cpu_ms %.3f sgemm_cpu_gflops %.1f",
+                  t.sgemmCpuSeconds * 1e3, gflops(t.sgemmCpuSeconds));
   return text;
 }
 
@@ -54,6 +64,7 @@ StepTimes combine(const std::vector<StepTimes> &steps, bool median) {
   result.sgemmCalls = of(&StepTimes::sgemmCalls);
   result.sgemmFlops = of(&StepTimes::sgemmFlops);
   result.sgemmSeconds = of(&StepTimes::sgemmSeconds);
+  result.sgemmCpuSeconds = of(&StepTimes::sgemmCpuSeconds);
   return result;
 }
 } // namespace

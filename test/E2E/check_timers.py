@@ -3,14 +3,17 @@
 "Timers"):
 
   timers rank R step S step_ms T compute_ms C post_ms P wait_ms W
-      optimizer_ms O other_ms X [sgemm_calls N sgemm_ms G sgemm_gflops F]
+      optimizer_ms O other_ms X [sgemm_calls N sgemm_ms G sgemm_gflops F
+      [sgemm_cpu_ms U sgemm_cpu_gflops V]]
   timers rank R mean steps K ...     (over steps 2..N; all steps when N = 1)
   timers rank R median steps K ...
 
 For every rank: one line per step, then the mean and the median; every
 part non-negative and the named parts (compute + post + wait + optimizer)
 within the step, so that `other` (the rest) is a small share of the
-step in at least one step after the first; each rank computed something; the mean and median lines are
+step in at least one step after the first; each rank computed something;
+the sgemm CPU time (a rank sharing its CPU) no more than the sgemm wall
+time and more than none where there were calls; the mean and median lines are
 the mean and median of the step lines. Prints one summary line; exits 1
 (printing every problem) otherwise.
 Usage: check_timers.py OUTPUT --ranks P --steps N
@@ -81,6 +84,13 @@ def main():
                     rank, step, v["other_ms"]))
             if v["compute_ms"] <= 0:
                 problems.append("rank %d step %d: no compute" % (rank, step))
+            if "sgemm_cpu_ms" in v and (
+                    v["sgemm_cpu_ms"] > v["sgemm_ms"] + ROUNDING_MS or
+                    (v["sgemm_calls"] > 0) != (v["sgemm_cpu_ms"] > 0)):
+                problems.append("rank %d step %d: sgemm CPU time %.3f ms, "
+                                "wall %.3f ms, %d calls" % (
+                                    rank, step, v["sgemm_cpu_ms"],
+                                    v["sgemm_ms"], v["sgemm_calls"]))
         measured = lines[1:] if len(lines) > 1 else lines
         # Time the runtime leaves untimed shows in every step. A time slice
         # the machine gave another process lands in whichever part it

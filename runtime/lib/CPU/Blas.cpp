@@ -110,11 +110,16 @@ bool engineRunsProduct(const gemm::Kernel &kernel, bool transA, bool transB,
          (k > 0 && engineIsWider(kernel));
 }
 
-double monotonicSeconds() {
+double clockSeconds(clockid_t clock) {
   timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
+  clock_gettime(clock, &now);
   return static_cast<double>(now.tv_sec) + 1e-9 * now.tv_nsec;
 }
+
+double monotonicSeconds() { return clockSeconds(CLOCK_MONOTONIC); }
+
+/// pipecc_rt_blas_count_cpu_time.
+bool countCpuTime = false;
 
 /// One product's key in the per-product counters: what ran it and how.
 struct ProductKey {
@@ -163,8 +168,13 @@ void counted(const ProductKey &key, Product product) {
     return;
   // Two clock reads (about 20 ns each, vDSO) against a GEMM of the sizes
   // models meet (microseconds to milliseconds).
+  // The CPU-time reads (system calls) lie inside the wall-time ones, so
+  // that a product's CPU time never exceeds its wall time.
   double start = monotonicSeconds();
+  double cpuStart = countCpuTime ? clockSeconds(CLOCK_THREAD_CPUTIME_ID) : 0;
   product();
+  if (countCpuTime)
+    counters.cpu_seconds += clockSeconds(CLOCK_THREAD_CPUTIME_ID) - cpuStart;
   double seconds = monotonicSeconds() - start;
   counters.seconds += seconds;
   counters.calls += key.batch;
@@ -384,6 +394,10 @@ void pipecc_rt_blas_stats(pipecc_rt_blas_counters *out) {
 }
 
 void pipecc_rt_blas_reset_stats(void) { counters = {}; }
+
+void pipecc_rt_blas_count_cpu_time(int32_t enabled) {
+  countCpuTime = enabled != 0;
+}
 
 void pipecc_rt_blas_record_products(int32_t enabled) {
   productTable = {};

@@ -8,6 +8,7 @@
 #include "GemmReference.h"
 #include "pipecc/Runtime/BlasReport.h"
 #include "pipecc/Runtime/Runtime.h"
+#include "pipecc/Runtime/StepTimers.h"
 
 #include <gtest/gtest.h>
 
@@ -253,6 +254,44 @@ TEST(Blas, CountersCountEveryCallAndItsFlopsExactly) {
   pipecc_rt_blas_reset_stats();
   pipecc_rt_blas_stats(&counters);
   EXPECT_EQ(counters.calls, 0);
+}
+
+TEST(Blas, CpuTimeIsCountedOnlyWhenTurnedOnAndNeverExceedsTheWallTime) {
+  std::vector<float> a(256 * 256, 0.5f), b(256 * 256, 0.25f),
+      c(256 * 256, 0.0f);
+  auto products = [&] {
+    for (int i = 0; i < 8; ++i)
+      pipecc_rt_sgemm(0, 0, 256, 256, 256, 1, a.data(), 256, b.data(), 256,
+                      0, c.data(), 256);
+  };
+  pipecc_rt_blas_reset_stats();
+  products();
+  pipecc_rt_blas_counters counters;
+  pipecc_rt_blas_stats(&counters);
+  EXPECT_GT(counters.seconds, 0);
+  EXPECT_EQ(counters.cpu_seconds, 0);
+
+  pipecc_rt_blas_count_cpu_time(1);
+  products();
+  pipecc_rt_blas_count_cpu_time(0);
+  pipecc_rt_blas_counters after;
+  pipecc_rt_blas_stats(&after);
+  double wall = after.seconds - counters.seconds;
+  // 8 x 33.5 MFLOP: milliseconds of CPU time, none of it outside the
+  // products' wall time (a millisecond of slack for the clocks' rounding).
+  EXPECT_GT(after.cpu_seconds, 0);
+  EXPECT_LT(after.cpu_seconds, wall + 1e-3);
+  // What the core runtime reads through its weak references.
+  std::optional<pipecc::rt::SgemmCounters> read =
+      pipecc::rt::readSgemmCounters();
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->cpuSeconds, after.cpu_seconds);
+
+  // Off again: nothing more is counted.
+  products();
+  pipecc_rt_blas_stats(&counters);
+  EXPECT_EQ(counters.cpu_seconds, after.cpu_seconds);
+  pipecc_rt_blas_reset_stats();
 }
 
 TEST(Blas, ProductCountersKeyEachShapeReadingAndPath) {

@@ -66,6 +66,9 @@ struct StepTimes {
   /// them; calls < 0 otherwise).
   int64_t sgemmCalls = -1, sgemmFlops = 0;
   double sgemmSeconds = 0;
+  /// The thread's CPU time in sgemm, where the rank counts it (it shares
+  /// its CPU with other ranks); < 0 otherwise.
+  double sgemmCpuSeconds = -1;
 };
 
 } // namespace pipecc::rt
@@ -92,6 +95,9 @@ struct pipecc_rt_context {
   /// the copies it could (Device::sgdStepAndClearF32): the next step need
   /// not mark every packed copy stale.
   bool optimizerRepackedWeights = false;
+  /// --timers on a rank pinned to a CPU it shares with other ranks: the
+  /// BLAS counts its thread CPU time too (StepTimes::sgemmCpuSeconds).
+  bool sgemmCpuTime = false;
   std::vector<pipecc::rt::BufferStorage> buffers; // by buffer id
   std::map<int64_t, pipecc::rt::InputSource> inputs; // by buffer id
   int64_t stepIndex = 0;

@@ -25,8 +25,13 @@ struct StepTimes;
 struct SgemmCounters {
   int64_t calls = 0, flops = 0;
   double seconds = 0;
+  /// The thread's CPU time in them, once countSgemmCpuTime() turned it on.
+  double cpuSeconds = 0;
 };
 std::optional<SgemmCounters> readSgemmCounters();
+/// Counts the thread's CPU time in sgemm from now on (for a rank sharing
+/// its CPU); false when the executable's BLAS has no such counter.
+bool countSgemmCpuTime();
 /// pipecc_rt_blas_description() when linked, else "".
 std::string blasDescription();
 
