@@ -3,8 +3,8 @@
 // Deliberately does not include Runtime.h: the entry points are declared
 // here as weak references with the layout the CPU target exports
 // (pipecc_rt_blas_counters: calls, flops, seconds, cpu_seconds), so the
-// core runtime
-// links with targets that have no BLAS and reports nothing for them.
+// core runtime links with targets that have no BLAS and reports nothing
+// for them.
 //
 //===----------------------------------------------------------------------===//
 #include "pipecc/Runtime/StepTimers.h"

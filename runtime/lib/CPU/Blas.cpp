@@ -167,9 +167,9 @@ void counted(const ProductKey &key, Product product) {
   if (key.m == 0 || key.n == 0 || key.batch == 0)
     return;
   // Two clock reads (about 20 ns each, vDSO) against a GEMM of the sizes
-  // models meet (microseconds to milliseconds).
-  // The CPU-time reads (system calls) lie inside the wall-time ones, so
-  // that a product's CPU time never exceeds its wall time.
+  // models meet (microseconds to milliseconds). The CPU-time reads (system
+  // calls, only when asked) lie inside them, so that a product's CPU time
+  // never exceeds its wall time.
   double start = monotonicSeconds();
   double cpuStart = countCpuTime ? clockSeconds(CLOCK_THREAD_CPUTIME_ID) : 0;
   product();
