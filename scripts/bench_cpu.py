@@ -1327,19 +1327,18 @@ def report(o, results, extra, cores, say):
                         len(shown), len(timers),
                         config_name(model, runner, p, m, schedule)))
                 hot, cold = x["peaks"].get(m)
+
+                def against_peaks(values):
+                    return ", ".join("%.1f (%.0f%%; %.0f%%)" % (
+                        r, 100 * r / hot, 100 * r / cold) for r in values)
                 say("sgemm GFLOP/s of each rank's median step, against the "
                     "best rate for the model's shapes (hot; cold): %s" % (
-                    ", ".join("%.1f (%.0f%%; %.0f%%)" % (
-                        r, 100 * r / hot, 100 * r / cold)
-                              for r in rates) if rates else "n/a"))
+                        against_peaks(rates) if rates else "n/a"))
                 if cpu_rates:
                     # Ranks pinned to a shared CPU: the wall time above
                     # holds the other ranks' time slices.
                     say("the same in the ranks' CPU time (ranks sharing a "
-                        "CPU): %s" % ", ".join(
-                            "%.1f (%.0f%%; %.0f%%)" % (
-                                r, 100 * r / hot, 100 * r / cold)
-                            for r in cpu_rates))
+                        "CPU): %s" % against_peaks(cpu_rates))
         report_products(rows, x, say)
         if not features.get("--threads"):
             say()
