@@ -12,7 +12,8 @@
 #   gpu-check.sh, scripts/{compare_grads.py,make_weights.py,gpu_check_lib.py}
 #   bin/               pipecc-cuda-device-probe, the CUDA kernel tests
 #                      (GoogleTest, gtest linked statically)
-#   models/<m>/p<P>/   `pipecc --target cuda` outputs: mlp_relu and
+#   models/<m>/p<P>/   `pipecc --target cuda --target-cpu generic` outputs
+#                      (the GPU machine's CPU is not this one's): mlp_relu and
 #                      tiny_gpt_untied at P = 1, 2, 4 (fp32); bench_mlp, a
 #                      wide MLP, at P = 1 and 2 in bf16, its weights left
 #                      out (weights.json: names and shapes; gpu-check.sh
@@ -178,7 +179,7 @@ for case_name in mlp_relu tiny_gpt_untied; do
     [ "$p" = 4 ] && schedule=zb-h1
     compile "$case_name at P=$p for CUDA" "$cases/$case_name/model.onnx" \
       --stages "$p" --microbatches 4 --schedule "$schedule" --target cuda \
-      --gpu-arch "$gpu_arch" -o "$work/$case_name.p$p" --force
+      --gpu-arch "$gpu_arch" --target-cpu generic -o "$work/$case_name.p$p" --force
     copy_output "$work/$case_name.p$p" "$staging/models/$case_name/p$p" yes
     if [ "$p" = 1 ]; then add_check "$case_name" "$case_name" 1 nccl
     else add_check "$case_name" "$case_name" "$p" host_staged; fi
@@ -195,7 +196,7 @@ for p in 1 2; do
   compile "bench_mlp at P=$p for CUDA (bf16)" "$work/bench.onnx" \
     --loss cross-entropy --label-input labels --precision bf16 \
     --stages "$p" --microbatches "$m" --schedule 1f1b --target cuda \
-    --gpu-arch "$gpu_arch" -o "$work/bench.p$p" --force
+    --gpu-arch "$gpu_arch" --target-cpu generic -o "$work/bench.p$p" --force
   dest=$staging/models/bench_mlp/p$p
   copy_output "$work/bench.p$p" "$dest" no
   # The weights' names, dtypes and shapes (safetensors headers).

@@ -172,7 +172,17 @@ def validate(root):
             problems.append("%s: unknown transport %s" % (run["name"],
                                                           run["transport"]))
         need_file(os.path.join(run["dir"], "launch"), executable=True)
-        need_file(os.path.join(run["dir"], "pipeline.json"))
+        if need_file(os.path.join(run["dir"], "pipeline.json")):
+            # Ranks compiled for this machine's CPU refuse to start on
+            # another one (the GPU machine's): they must be generic.
+            with open(os.path.join(root, run["dir"], "pipeline.json")) as f:
+                features = json.load(f).get("target_cpu", {}).get(
+                    "required_features", [])
+            if features:
+                problems.append("%s: its ranks need CPU features %s (compile "
+                                "with --target-cpu generic)" %
+                                (run["name"], ", ".join(features[:4]) +
+                                 (", ..." if len(features) > 4 else "")))
         for rank in range(run["stages"]):
             rel = os.path.join(run["dir"], "rank%d" % rank)
             if need_file(rel, executable=True):
