@@ -290,7 +290,10 @@ int pipecc::runDriver(const DriverOptions &options,
     return fail(*error);
   std::string cpuError;
   std::optional<codegen::TargetCPU> cpu =
-      codegen::resolveTargetCPU(options.targetCPU, cpuError);
+      codegen::resolveTargetCPU(options.targetCPU.empty()
+                                    ? backend->getDefaultTargetCPU().str()
+                                    : options.targetCPU,
+                                cpuError);
   if (!cpu)
     return fail(cpuError);
 

@@ -32,6 +32,12 @@ class CUDATarget final : public TargetBackend {
 public:
   StringRef getName() const override { return "cuda"; }
 
+  /// The host code only launches kernels and moves messages, so this
+  /// machine's vector ISA buys nothing, and the GPU nodes' CPUs are often
+  /// other models: ranks built for this one's features would refuse to
+  /// start there.
+  StringRef getDefaultTargetCPU() const override { return "generic"; }
+
   std::optional<std::string>
   verifyOptions(const TargetOptions &options) const override {
     return checkGpuArch(options.gpuArch);

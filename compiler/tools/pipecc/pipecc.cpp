@@ -96,10 +96,11 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     targetCPU("target-cpu",
               cl::desc("CPU model the rank code is compiled for: native "
-                       "(default: this machine's, its vector instructions "
-                       "included), generic (any CPU of the architecture) or "
+                       "(this machine's, its vector instructions included; "
+                       "the default of --target cpu), generic (any CPU of "
+                       "the architecture; the default of --target cuda) or "
                        "an LLVM CPU name (x86-64-v3, znver3, ...)"),
-              cl::init("native"), cl::cat(pipeccCategory));
+              cl::init(""), cl::cat(pipeccCategory));
 static cl::opt<std::string>
     precision("precision",
               cl::desc("Arithmetic of the stage functions: fp32 (default) "
@@ -486,6 +487,11 @@ int main(int argc, char **argv) {
     return fail(numberError);
   options.target = target;
   options.gpuArch = gpuArch;
+  // Empty means the target's default, so an empty value given is refused
+  // rather than taken for it.
+  if (targetCPU.getNumOccurrences() && targetCPU.empty())
+    return fail("--target-cpu: empty; expected native, generic or an LLVM "
+                "CPU name");
   options.targetCPU = targetCPU;
   if (precision != "fp32" && precision != "bf16")
     return fail("--precision " + precision + ": expected fp32 or bf16");

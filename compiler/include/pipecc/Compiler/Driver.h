@@ -65,8 +65,9 @@ struct DriverOptions {
   /// LLVM optimisation level of the rank executables, 0 to 3.
   unsigned optLevel = 3;
   /// --target-cpu: the CPU model of the rank code (native, generic or an
-  /// LLVM CPU name).
-  std::string targetCPU = "native";
+  /// LLVM CPU name); empty: the target's default (TargetBackend::
+  /// getDefaultTargetCPU: native on the CPU, generic on CUDA).
+  std::string targetCPU;
 };
 
 /// Runs the compiler. Diagnostics go to the context's handler (stderr by

@@ -54,6 +54,10 @@ public:
     return std::nullopt;
   }
 
+  /// The --target-cpu a compile without one gets: the host code's CPU
+  /// model. "native" where the host code computes (its vector loops).
+  virtual llvm::StringRef getDefaultTargetCPU() const { return "native"; }
+
   /// Registers the dialects and external models (bufferization, LLVM IR
   /// translation) the target's pipelines and serialization create, like
   /// mlir::Pass::getDependentDialects.
