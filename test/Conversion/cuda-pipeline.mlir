@@ -127,10 +127,13 @@ func.func @column_sum(%x: tensor<300x5xf32>) -> tensor<5xf32> {
   return %0 : tensor<5xf32>
 }
 
-// Cross-entropy carries its sum over the rows: one kernel of one thread.
+// Cross-entropy's loss over the rows: one thread per row computes its
+// term, then a kernel of one thread adds the 4 terms in order.
 // CHECK-LABEL: llvm.func @loss(
 // CHECK-DAG: %[[ONE_I:.*]] = llvm.mlir.constant(1 : index) : i64
-// CHECK: gpu.launch_func @pipecc_kernels::@loss_kernel blocks in (%[[ONE_I]], %[[ONE_I]], %[[ONE_I]]) threads in (%[[ONE_I]], %[[ONE_I]], %[[ONE_I]])
+// CHECK-DAG: %[[FOUR:.*]] = llvm.mlir.constant(4 : index) : i64
+// CHECK: gpu.launch_func @pipecc_kernels::@loss_kernel blocks in (%[[ONE_I]], %[[ONE_I]], %[[ONE_I]]) threads in (%[[FOUR]], %[[ONE_I]], %[[ONE_I]])
+// CHECK: gpu.launch_func @pipecc_kernels::@loss_kernel_{{[0-9]+}} blocks in (%[[ONE_I]], %[[ONE_I]], %[[ONE_I]]) threads in (%[[ONE_I]], %[[ONE_I]], %[[ONE_I]])
 func.func @loss(%x: tensor<4x3xf32>, %l: tensor<4xi64>) -> tensor<f32> {
   %0 = graph.cross_entropy %x, %l : tensor<4x3xf32>, tensor<4xi64> -> tensor<f32>
   return %0 : tensor<f32>
@@ -160,6 +163,7 @@ func.func @bf16_tanh(%x: tensor<8x16xbf16>) -> tensor<8x16xbf16> {
 // PTX-SAME: .entry column_sum_kernel
 // PTX-SAME: .entry column_sum_kernel_0
 // PTX-SAME: .entry loss_kernel
+// PTX-SAME: .entry loss_kernel_{{[0-9]+}}
 // bf16_tanh (above):
 // PTX-SAME: .entry bf16_tanh_kernel
 // PTX-SAME: ld.global.b16

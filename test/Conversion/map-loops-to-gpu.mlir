@@ -93,3 +93,118 @@ func.func @column_sum(%in: memref<2x3xf32>, %out: memref<3xf32>, %copy: memref<2
   memref.copy %in, %copy : memref<2x3xf32> to memref<2x3xf32>
   return
 }
+
+// -----
+
+// A loss over the rows (a cross-entropy's shape: a row's worth of work per
+// term, summed with a count): the rows' terms go to a buffer in parallel,
+// then one short loop adds them in the same order with the same adds, so
+// the sum rounds as before. The count's term is defined outside: no buffer.
+// CHECK-LABEL: func.func @row_loss(
+// CHECK-SAME: %[[IN:.*]]: memref<6x3xf32>, %[[OUT:.*]]: memref<f32>
+// CHECK: %[[TERMS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<6xf32>
+// CHECK: scf.parallel
+// CHECK: scf.parallel (%[[ROW:.*]]) =
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: math.exp
+// CHECK: memref.store %{{.*}}, %[[TERMS]][%{{.*}}] : memref<6xf32>
+// CHECK: %[[SUMS:.*]]:2 = scf.for %[[I:.*]] = %c0 to %c6 step %c1 iter_args(%[[S:.*]] = %{{.*}}, %[[N:.*]] = %{{.*}}) -> (f32, f32) {
+// CHECK-NEXT: %[[T:.*]] = memref.load %[[TERMS]][%[[I]]] : memref<6xf32>
+// CHECK-NEXT: arith.addf %[[S]], %[[T]] fastmath<contract> : f32
+// CHECK-NEXT: arith.addf %[[ONE:.*]], %[[N]] : f32
+// CHECK: memref.dealloc %[[TERMS]]
+// CHECK: arith.divf %[[SUMS]]#0, %[[SUMS]]#1
+func.func @row_loss(%in: memref<6x3xf32>, %out: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c6 = arith.constant 6 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %sums:2 = scf.for %i = %c0 to %c6 step %c1 iter_args(%acc = %zero, %n = %zero) -> (f32, f32) {
+    %row = scf.for %j = %c0 to %c3 step %c1 iter_args(%r = %zero) -> f32 {
+      %x = memref.load %in[%i, %j] : memref<6x3xf32>
+      %e = math.exp %x : f32
+      %s = arith.addf %r, %e : f32
+      scf.yield %s : f32
+    }
+    %l = math.log %row : f32
+    %next = arith.addf %acc, %l fastmath<contract> : f32
+    %count = arith.addf %one, %n : f32
+    scf.yield %next, %count : f32, f32
+  }
+  %mean = arith.divf %sums#0, %sums#1 : f32
+  memref.store %mean, %out[] : memref<f32>
+  return
+}
+
+// -----
+
+// Rows at a stride, from an offset: row (i - 1) / 2 of the buffer.
+// CHECK-LABEL: func.func @strided_rows(
+// CHECK: memref.alloc() {{.*}} : memref<3xf32>
+// CHECK: scf.parallel
+// CHECK: %[[OFF:.*]] = arith.subi %{{.*}}, %c1
+// CHECK: %[[ROW:.*]] = arith.divui %[[OFF]], %c2
+// CHECK: memref.store %{{.*}}[%[[ROW]]] : memref<3xf32>
+// CHECK: scf.for %{{.*}} = %c1 to %c6 step %c2
+func.func @strided_rows(%in: memref<6x3xf32>, %out: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c6 = arith.constant 6 : index
+  %zero = arith.constant 0.0 : f32
+  %sum = scf.for %i = %c1 to %c6 step %c2 iter_args(%acc = %zero) -> f32 {
+    %row = scf.for %j = %c0 to %c3 step %c1 iter_args(%r = %zero) -> f32 {
+      %x = memref.load %in[%i, %j] : memref<6x3xf32>
+      %s = arith.addf %r, %x : f32
+      scf.yield %s : f32
+    }
+    %next = arith.addf %acc, %row : f32
+    scf.yield %next : f32
+  }
+  memref.store %sum, %out[] : memref<f32>
+  return
+}
+
+// -----
+
+// A carried value that is not a sum of terms (a running maximum) keeps the
+// loop sequential, and so does a term that reads the running sum.
+// CHECK-LABEL: func.func @not_row_sums(
+// CHECK-NOT: memref.alloc
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: arith.maximumf
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: arith.mulf
+func.func @not_row_sums(%in: memref<6x3xf32>, %out: memref<2xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c6 = arith.constant 6 : index
+  %zero = arith.constant 0.0 : f32
+  %max = scf.for %i = %c0 to %c6 step %c1 iter_args(%m = %zero) -> f32 {
+    %row = scf.for %j = %c0 to %c3 step %c1 iter_args(%r = %zero) -> f32 {
+      %x = memref.load %in[%i, %j] : memref<6x3xf32>
+      %s = arith.addf %r, %x : f32
+      scf.yield %s : f32
+    }
+    %next = arith.maximumf %m, %row : f32
+    scf.yield %next : f32
+  }
+  %sum = scf.for %i = %c0 to %c6 step %c1 iter_args(%acc = %zero) -> f32 {
+    %row = scf.for %j = %c0 to %c3 step %c1 iter_args(%r = %zero) -> f32 {
+      %x = memref.load %in[%i, %j] : memref<6x3xf32>
+      %s = arith.addf %r, %x : f32
+      scf.yield %s : f32
+    }
+    %scaled = arith.mulf %acc, %row : f32
+    %next = arith.addf %acc, %scaled : f32
+    scf.yield %next : f32
+  }
+  %c1i = arith.constant 1 : index
+  memref.store %max, %out[%c0] : memref<2xf32>
+  memref.store %sum, %out[%c1i] : memref<2xf32>
+  return
+}

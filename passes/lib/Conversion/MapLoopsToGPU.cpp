@@ -20,6 +20,7 @@
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace pipecc {
@@ -39,10 +40,8 @@ Value rootBuffer(Value value) {
 }
 
 /// Whether the iterations of `loop` touch disjoint parts of every buffer
-/// they write: see the pass description.
-bool hasIndependentIterations(scf::ForOp loop) {
-  if (loop.getNumResults() != 0)
-    return false;
+/// they write, ignoring the values it carries: see the pass description.
+bool hasIndependentAccesses(scf::ForOp loop) {
   Value iv = loop.getInductionVar();
   struct Access {
     Value memref;
@@ -91,6 +90,117 @@ bool hasIndependentIterations(scf::ForOp loop) {
       return false;
   }
   return true;
+}
+
+/// Whether the iterations of `loop` are independent: it carries no values
+/// and its accesses are.
+bool hasIndependentIterations(scf::ForOp loop) {
+  return loop.getNumResults() == 0 && hasIndependentAccesses(loop);
+}
+
+/// One value a row sum carries: `yield(acc + term)` (or `term + acc`), the
+/// add being the carried value's only use and yielded only.
+struct RowSum {
+  arith::AddFOp add;
+  Value term;
+  /// Where the term is stored by the parallel loop; null when it is defined
+  /// outside the loop (a count adding 1.0 per row).
+  Value buffer;
+};
+
+/// The sums of a loop over rows that carries nothing but sums of per-row
+/// terms, each a row's worth of work (a nested loop: a cross-entropy's max
+/// and sum of exponentials per row), with independent accesses otherwise.
+/// Constant bounds. Empty when `loop` is not one.
+SmallVector<RowSum> matchRowSums(scf::ForOp loop) {
+  if (loop.getNumResults() == 0 || !loop.getConstantStep() ||
+      !getConstantIntValue(loop.getLowerBound()) ||
+      !getConstantIntValue(loop.getUpperBound()) ||
+      loop.getConstantStep()->isNonPositive())
+    return {};
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  SmallVector<RowSum> sums;
+  for (auto [position, carried] : llvm::enumerate(loop.getRegionIterArgs())) {
+    if (!carried.hasOneUse())
+      return {};
+    auto add = dyn_cast<arith::AddFOp>(*carried.getUsers().begin());
+    if (!add || add->getBlock() != loop.getBody() || !add->hasOneUse() ||
+        yield.getOperand(position) != add.getResult() ||
+        add.getLhs() == add.getRhs())
+      return {};
+    sums.push_back({add, add.getLhs() == carried ? add.getRhs() : add.getLhs(),
+                    Value()});
+  }
+  bool rowWork = false;
+  loop.getBody()->walk([&](scf::ForOp) { rowWork = true; });
+  if (!rowWork || !hasIndependentAccesses(loop))
+    return {};
+  return sums;
+}
+
+/// Splits a row-sum loop: an `scf.parallel` over the rows stores each row's
+/// terms into a buffer of one element per row (one GPU thread per row),
+/// then a sequential loop adds them in the original order, so the sums
+/// round exactly as before. Only that short loop is left to one thread.
+void splitRowSums(RewriterBase &rewriter, scf::ForOp loop,
+                  MutableArrayRef<RowSum> sums) {
+  Location loc = loop.getLoc();
+  int64_t lower = *getConstantIntValue(loop.getLowerBound());
+  int64_t upper = *getConstantIntValue(loop.getUpperBound());
+  int64_t step = loop.getConstantStep()->getSExtValue();
+  int64_t rows = upper > lower ? (upper - lower + step - 1) / step : 0;
+  rewriter.setInsertionPoint(loop);
+  for (RowSum &sum : sums)
+    if (loop->isAncestor(sum.term.getParentRegion()->getParentOp()))
+      sum.buffer = rewriter.create<memref::AllocOp>(
+          loc, MemRefType::get({rows}, sum.term.getType()),
+          rewriter.getI64IntegerAttr(64));
+
+  // The row of iteration `iv`: (iv - lower) / step.
+  auto rowOf = [&](OpBuilder &builder, Value iv) -> Value {
+    if (lower == 0 && step == 1)
+      return iv;
+    Value offset = builder.create<arith::SubIOp>(loc, iv, loop.getLowerBound());
+    return builder.create<arith::DivUIOp>(loc, offset, loop.getStep());
+  };
+
+  auto parallel = rewriter.create<scf::ParallelOp>(
+      loc, ValueRange{loop.getLowerBound()}, ValueRange{loop.getUpperBound()},
+      ValueRange{loop.getStep()});
+  IRMapping terms;
+  terms.map(loop.getInductionVar(), parallel.getInductionVars()[0]);
+  rewriter.setInsertionPoint(parallel.getBody()->getTerminator());
+  for (Operation &op : loop.getBody()->without_terminator())
+    if (!llvm::any_of(sums, [&](const RowSum &sum) { return sum.add == &op; }))
+      rewriter.clone(op, terms);
+  Value row = rowOf(rewriter, parallel.getInductionVars()[0]);
+  for (const RowSum &sum : sums)
+    if (sum.buffer)
+      rewriter.create<memref::StoreOp>(loc, terms.lookup(sum.term), sum.buffer,
+                                       row);
+
+  rewriter.setInsertionPointAfter(parallel);
+  auto sequential = rewriter.create<scf::ForOp>(
+      loc, loop.getLowerBound(), loop.getUpperBound(), loop.getStep(),
+      loop.getInitArgs(),
+      [&](OpBuilder &builder, Location, Value iv, ValueRange carried) {
+        Value at = rowOf(builder, iv);
+        IRMapping adds;
+        SmallVector<Value> next;
+        for (auto [sum, value] : llvm::zip_equal(sums, carried)) {
+          adds.map(loop.getRegionIterArgs()[next.size()], value);
+          if (sum.buffer)
+            adds.map(sum.term,
+                     builder.create<memref::LoadOp>(loc, sum.buffer, at));
+          // The same add (operand order, fastmath flags).
+          next.push_back(builder.clone(*sum.add, adds)->getResult(0));
+        }
+        builder.create<scf::YieldOp>(loc, next);
+      });
+  for (const RowSum &sum : sums)
+    if (sum.buffer)
+      rewriter.create<memref::DeallocOp>(loc, sum.buffer);
+  rewriter.replaceOp(loop, sequential.getResults());
 }
 
 /// `scf.for` -> `scf.parallel` with the same bounds and body.
@@ -180,6 +290,25 @@ struct MapLoopsToGPUPass : pipecc::impl::MapLoopsToGPUBase<MapLoopsToGPUPass> {
         return signalPassFailure();
       }
       rewriter.eraseOp(op);
+    }
+
+    // Outermost row sums: their rows in parallel, the sum after.
+    SmallVector<std::pair<scf::ForOp, SmallVector<RowSum>>> rowSums;
+    func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<scf::ParallelOp>(op))
+        return WalkResult::skip();
+      auto loop = dyn_cast<scf::ForOp>(op);
+      if (!loop)
+        return WalkResult::advance();
+      SmallVector<RowSum> sums = matchRowSums(loop);
+      if (sums.empty())
+        return WalkResult::advance();
+      rowSums.emplace_back(loop, std::move(sums));
+      return WalkResult::skip();
+    });
+    for (auto &[loop, sums] : rowSums) {
+      splitRowSums(rewriter, loop, sums);
+      ++numRowSums;
     }
 
     // Outermost independent scf.for loops (pre-order: a parallel loop's

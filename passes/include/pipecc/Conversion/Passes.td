@@ -465,6 +465,14 @@ def MapLoopsToGPU : Pass<"pipecc-map-loops-to-gpu", "::mlir::func::FuncOp"> {
     writes is accessed only with `memref.load`/`memref.store` at one index
     position that is the induction variable; it must not allocate.
 
+    A row sum (an outermost `scf.for` with constant bounds whose carried
+    values are only `acc + term` sums, each term a row's worth of work with
+    a nested loop, such as a cross-entropy's loss over the rows) is split:
+    an `scf.parallel` stores each row's terms into a buffer of one element
+    per row, and a sequential loop adds them in the original order, so the
+    result rounds exactly as before. Only that short loop is left to
+    `pipecc-launch-remaining-on-gpu`'s one thread.
+
     Every outermost `scf.parallel` is then collapsed to one dimension and
     tiled by `block-size`, and the pair is mapped to block x and thread x
     (`#gpu.loop_dim_map`), so that `convert-parallel-loops-to-gpu` makes a
@@ -486,6 +494,8 @@ def MapLoopsToGPU : Pass<"pipecc-map-loops-to-gpu", "::mlir::func::FuncOp"> {
   let statistics = [
     Statistic<"numRowLoops", "row-loops",
               "Independent scf.for loops made parallel">,
+    Statistic<"numRowSums", "row-sums",
+              "Row sums split into a parallel loop and a short sum">,
     Statistic<"numMapped", "mapped-loops", "Parallel loops mapped to the GPU">,
   ];
 }
