@@ -321,6 +321,14 @@ __global__ void accumulateKernel(float *dst, const T *src, int64_t n,
   }
 }
 
+__global__ void firstNonFiniteKernel(const float *x, int64_t n,
+                                     unsigned long long *first) {
+  FOR_EACH_ELEMENT(i, n) {
+    if (!isfinite(x[i]))
+      atomicMin(first, static_cast<unsigned long long>(i));
+  }
+}
+
 __global__ void scaleKernel(float *x, int64_t n, float s) {
   FOR_EACH_ELEMENT(i, n) { x[i] *= s; }
 }
@@ -606,6 +614,20 @@ void pipecc_rt_cuda_accumulate(float *dst, const void *src,
           dst, static_cast<const T *>(src), n, nonfinite);
     });
     checkLaunch("accumulate kernel launch");
+  });
+}
+
+void pipecc_rt_cuda_find_non_finite_f32(const float *data, int64_t n,
+                                        uint64_t *first) {
+  guardCall([&] {
+    checkDims("find_non_finite_f32", {n});
+    checkCuda(cudaMemsetAsync(first, 0xFF, sizeof(uint64_t), computeStream()),
+              "cudaMemsetAsync");
+    if (n == 0)
+      return;
+    firstNonFiniteKernel<<<elementBlocks(n), kBlock, 0, computeStream()>>>(
+        data, n, reinterpret_cast<unsigned long long *>(first));
+    checkLaunch("find_non_finite_f32 kernel launch");
   });
 }
 

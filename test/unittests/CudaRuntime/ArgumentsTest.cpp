@@ -19,6 +19,8 @@ TEST(CudaKernelArguments, NegativeDimensionsAreNamed) {
   EXPECT_EXIT(pipecc_rt_cuda_layer_norm(nullptr, nullptr, nullptr, nullptr,
                                         -1, 8, 1e-5f, PIPECC_RT_CUDA_F32),
               ExitedWithCode(1), "layer_norm: negative dimension -1");
+  EXPECT_EXIT(pipecc_rt_cuda_find_non_finite_f32(nullptr, -5, nullptr),
+              ExitedWithCode(1), "find_non_finite_f32: negative dimension -5");
 }
 
 TEST(CudaKernelArguments, UnsupportedElementTypesAreNamed) {

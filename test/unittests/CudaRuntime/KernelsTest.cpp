@@ -341,6 +341,26 @@ TEST_F(CudaKernels, AccumulateFlagsNonFiniteGradients) {
   EXPECT_EQ(dstDevice.read(), std::vector<float>(n, 0.0f));
 }
 
+TEST_F(CudaKernels, FindNonFiniteGivesTheFirstIndexOrNone) {
+  // Over several blocks' grid-stride loops, so that threads race.
+  const int64_t n = 3'000'000;
+  std::vector<float> values = sequence(n, 13);
+  DeviceArray<float> device(values);
+  DeviceArray<uint64_t> first(std::vector<uint64_t>{0});
+  pipecc_rt_cuda_find_non_finite_f32(device.get(), n, first.get());
+  EXPECT_EQ(first.read()[0], UINT64_MAX);
+
+  values[2'999'000] = std::numeric_limits<float>::infinity();
+  values[1'234'567] = std::numeric_limits<float>::quiet_NaN();
+  values[2'000'001] = -std::numeric_limits<float>::infinity();
+  DeviceArray<float> bad(values);
+  pipecc_rt_cuda_find_non_finite_f32(bad.get(), n, first.get());
+  EXPECT_EQ(first.read()[0], 1'234'567u);
+  // Nothing to search: none.
+  pipecc_rt_cuda_find_non_finite_f32(bad.get(), 0, first.get());
+  EXPECT_EQ(first.read()[0], UINT64_MAX);
+}
+
 TEST_F(CudaKernels, Bf16ConversionsEqualReference) {
   std::vector<uint16_t> every(0x10000);
   for (uint32_t i = 0; i < every.size(); ++i)

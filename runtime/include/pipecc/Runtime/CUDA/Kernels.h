@@ -192,6 +192,12 @@ void pipecc_rt_cuda_accumulate(float *dst, const void *src,
                                int32_t src_dtype, int64_t n,
                                int32_t *nonfinite);
 
+/* *first (a device uint64) = the lowest i whose data[i] is NaN or infinite,
+ * or UINT64_MAX when every one is finite: the check of a gradient on the
+ * device (only the index crosses to the host). */
+void pipecc_rt_cuda_find_non_finite_f32(const float *data, int64_t n,
+                                        uint64_t *first);
+
 /* f32 -> bf16, round to nearest even; NaN stays NaN. */
 void pipecc_rt_cuda_f32_to_bf16(const float *src, uint16_t *dst, int64_t n);
 /* bf16 -> f32 (exact). */
