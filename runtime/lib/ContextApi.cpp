@@ -27,6 +27,10 @@ BufferStorage &pipecc_rt_context::buffer(int64_t id) {
 }
 
 pipecc_rt_context::~pipecc_rt_context() {
+  if (device)
+    for (auto &[id, source] : inputs)
+      if (source.array)
+        device->unpinForCopies(source.array->data());
   if (arena && device)
     device->deallocate(arena);
 }
@@ -257,6 +261,22 @@ float pipecc_rt_learning_rate(pipecc_rt_context *ctx) {
   return guardCall([&] { return checked(ctx).learningRate; });
 }
 
+namespace {
+/// A data input's bytes for this step's `microbatch` in its host array:
+/// what pipecc_rt_load_microbatch copies to the device.
+ByteSlice inputSlice(const pipecc_rt_context &c, int64_t buffer_id,
+                     const InputSource &source, int64_t microbatch) {
+  int64_t microbatches = c.program->microbatches;
+  int64_t batch = c.stepIndex % source.batches;
+  const NpyArray &array = *source.array;
+  // A scalar input (inference programs, one micro-batch) is read whole.
+  if (c.program->buffers[buffer_id].num_dims == 0)
+    return ByteSlice{array.data(), array.bytes()};
+  return array.slice(source.batches * microbatches,
+                     batch * microbatches + microbatch);
+}
+} // namespace
+
 void pipecc_rt_load_microbatch(pipecc_rt_context *ctx, int64_t buffer_id,
                                int64_t microbatch) {
   guardCall([&] {
@@ -269,20 +289,14 @@ void pipecc_rt_load_microbatch(pipecc_rt_context *ctx, int64_t buffer_id,
     if (microbatch < 0 || microbatch >= microbatches)
       fail("load_microbatch: ", c.bufferLabel(buffer_id), ": micro-batch ",
            microbatch, " out of range [0, ", microbatches, ")");
-    int64_t batch = c.stepIndex % source->second.batches;
-    const NpyArray &array = *source->second.array;
-    // A scalar input (inference programs, one micro-batch) is read whole.
-    ByteSlice slice =
-        c.buffer(buffer_id).desc->num_dims == 0
-            ? ByteSlice{array.data(), array.bytes()}
-            : array.slice(source->second.batches * microbatches,
-                          batch * microbatches + microbatch);
+    ByteSlice slice = inputSlice(c, buffer_id, source->second, microbatch);
     if (slice.bytes != c.buffer(buffer_id).desc->bytes)
       fail("load_microbatch: ", c.bufferLabel(buffer_id), ": slice of ",
            slice.bytes, " bytes for a buffer of ",
            c.buffer(buffer_id).desc->bytes);
-    c.device->copyToDevice(microbatchCopy(c, buffer_id, microbatch),
-                           slice.data, slice.bytes);
+    // The array stays unchanged for the run (pinned by loadInputs).
+    c.device->copyImmutableToDevice(microbatchCopy(c, buffer_id, microbatch),
+                                    slice.data, slice.bytes);
   });
 }
 
@@ -293,9 +307,23 @@ void pipecc_rt_check_class_ids(pipecc_rt_context *ctx, int64_t buffer_id,
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);
     const pipecc_rt_buffer_desc &desc = *c.buffer(buffer_id).desc;
+    // A data input's ids are read from its host array, the bytes its
+    // device copy was loaded from: reading the device copy back would wait
+    // for all the work queued before it.
     std::vector<char> staging;
-    const char *data = c.hostView(microbatchCopy(c, buffer_id, microbatch),
-                                  desc.bytes, staging);
+    auto input = c.inputs.find(buffer_id);
+    const char *data = nullptr;
+    if (input != c.inputs.end() && input->second.array &&
+        !c.device->isHost()) {
+      ByteSlice slice = inputSlice(c, buffer_id, input->second, microbatch);
+      if (slice.bytes != desc.bytes)
+        fail("check_class_ids: ", c.bufferLabel(buffer_id), ": slice of ",
+             slice.bytes, " bytes for a buffer of ", desc.bytes);
+      data = slice.data;
+    } else {
+      data = c.hostView(microbatchCopy(c, buffer_id, microbatch), desc.bytes,
+                        staging);
+    }
     int64_t width = desc.dtype == PIPECC_RT_I64 ? 8
                     : desc.dtype == PIPECC_RT_I32 ? 4
                                                   : 0;

@@ -248,6 +248,11 @@ void loadInputs(pipecc_rt_context &ctx) {
            program.buffers[id].name, "' hold different numbers of samples (",
            ctx.inputs[inputs.front()].batches, " and ",
            ctx.inputs[id].batches, " steps' worth)");
+  // The arrays stay unchanged for the run: each micro-batch's copy to the
+  // device may then run while the host goes on (copyImmutableToDevice).
+  for (int64_t id : inputs)
+    ctx.device->pinForCopies(ctx.inputs[id].array->data(),
+                             ctx.inputs[id].array->bytes());
 }
 
 /// The same check across ranks (inputs read on different ranks are paired

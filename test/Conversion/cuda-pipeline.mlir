@@ -111,16 +111,25 @@ func.func @softmax(%x: tensor<6x10xf32>) -> tensor<6x10xf32> {
   return %0 : tensor<6x10xf32>
 }
 
-// A sum over axis 0: the zero fill, then one thread per column summing its
-// 300 rows (the reduction moved inside: not a host loop of 300 launches).
+// A sum over axis 0 (300 rows: 5 chunks of 64): the zero fill, then one
+// thread per chunk and column summing its rows into partial sums (the
+// reduction moved inside: not a host loop of 300 launches), then one
+// thread per column adding the 5 partial sums.
 // CHECK-LABEL: llvm.func @column_sum(
-// CHECK-COUNT-2: gpu.launch_func
+// CHECK: gpu.launch_func @pipecc_kernels::@column_sum_kernel blocks
+// CHECK: pipecc_rt_cuda_workspace_alloc
+// CHECK: gpu.launch_func @pipecc_kernels::@column_sum_kernel_0
+// CHECK: gpu.launch_func @pipecc_kernels::@column_sum_kernel_1
 // CHECK-NOT: gpu.launch_func
 // CHECK: llvm.return
 // GPU-LABEL: gpu.func @column_sum_kernel(
 // GPU-LABEL: gpu.func @column_sum_kernel(
 // GPU: scf.for
 // GPU: memref.load %{{.*}} : memref<300x5xf32>
+// GPU: arith.addf
+// GPU-LABEL: gpu.func @column_sum_kernel(
+// GPU: scf.for
+// GPU: memref.load %{{.*}} : memref<5x5xf32>
 // GPU: arith.addf
 func.func @column_sum(%x: tensor<300x5xf32>) -> tensor<5xf32> {
   %0 = graph.reduce_sum %x axes = [0] : tensor<300x5xf32> -> tensor<5xf32>
@@ -162,6 +171,7 @@ func.func @bf16_tanh(%x: tensor<8x16xbf16>) -> tensor<8x16xbf16> {
 // PTX-SAME: .entry softmax_kernel
 // PTX-SAME: .entry column_sum_kernel
 // PTX-SAME: .entry column_sum_kernel_0
+// PTX-SAME: .entry column_sum_kernel_1
 // PTX-SAME: .entry loss_kernel
 // PTX-SAME: .entry loss_kernel_{{[0-9]+}}
 // bf16_tanh (above):

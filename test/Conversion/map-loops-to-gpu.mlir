@@ -1,4 +1,5 @@
 // RUN: pipecc-opt %s --pipecc-map-loops-to-gpu="block-size=4" --split-input-file | FileCheck %s
+// RUN: pipecc-opt %s --pipecc-map-loops-to-gpu="block-size=4 reduction-chunk=2" --split-input-file | FileCheck %s --check-prefix=SPLIT
 
 // A row loop writing only row %i of its output: one thread per row.
 // CHECK-LABEL: func.func @rows(
@@ -206,5 +207,62 @@ func.func @not_row_sums(%in: memref<6x3xf32>, %out: memref<2xf32>) {
   %c1i = arith.constant 1 : index
   memref.store %max, %out[%c0] : memref<2xf32>
   memref.store %sum, %out[%c1i] : memref<2xf32>
+  return
+}
+
+// -----
+
+// A bias gradient's column sum over 5 rows: with chunks of 2 rows, one
+// thread per (chunk, column) sums its rows (the last chunk 1 row) into
+// partial sums, one thread per column adds the 3 partial sums into the
+// output (the body's add, operands in its order). Chunks of 64 (the
+// default) would not make 2 chunks: one thread per column.
+// CHECK-LABEL: func.func @bias_gradient(
+// CHECK-NOT: memref.alloc
+// CHECK: return
+// SPLIT-LABEL: func.func @bias_gradient(
+// SPLIT-SAME: %[[IN:.*]]: memref<5x3xf32>, %[[OUT:.*]]: memref<3xf32>
+// SPLIT: %[[PARTIAL:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x3xf32>
+// SPLIT: scf.parallel
+// SPLIT: %[[FIRST:.*]] = arith.muli %{{.*}}, %c2
+// SPLIT: %[[END:.*]] = arith.minsi %{{.*}}, %c5
+// SPLIT: scf.for %[[R:.*]] = %[[FIRST]] to %[[END]] step %c1 iter_args(%[[S:.*]] = %cst)
+// SPLIT: %[[X:.*]] = memref.load %[[IN]][%[[R]], %{{.*}}]
+// SPLIT: arith.addf %[[X]], %[[S]] fastmath<contract>
+// SPLIT: memref.store %{{.*}}, %[[PARTIAL]][
+// SPLIT: mapping = [#gpu.loop_dim_map<processor = block_x
+// SPLIT: scf.parallel
+// SPLIT: %[[O:.*]] = memref.load %[[OUT]][
+// SPLIT: scf.for %{{.*}} = %c0 to %c3 step %c1 iter_args(%[[T:.*]] = %[[O]])
+// SPLIT: %[[P:.*]] = memref.load %[[PARTIAL]][
+// SPLIT: arith.addf %[[P]], %[[T]] fastmath<contract>
+// SPLIT: memref.store %{{.*}}, %[[OUT]][
+// SPLIT: mapping = [#gpu.loop_dim_map<processor = block_x
+// SPLIT: memref.dealloc %[[PARTIAL]]
+#sum_in = affine_map<(d0, d1) -> (d0, d1)>
+#sum_out = affine_map<(d0, d1) -> (d1)>
+func.func @bias_gradient(%in: memref<5x3xf32>, %out: memref<3xf32>) {
+  linalg.generic {indexing_maps = [#sum_in, #sum_out], iterator_types = ["reduction", "parallel"]} ins(%in : memref<5x3xf32>) outs(%out : memref<3xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc fastmath<contract> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A column sum into a running maximum is not a sum: not split.
+// SPLIT-LABEL: func.func @column_max(
+// SPLIT-NOT: memref.alloc
+// SPLIT: return
+#max_in = affine_map<(d0, d1) -> (d0, d1)>
+#max_out = affine_map<(d0, d1) -> (d1)>
+func.func @column_max(%in: memref<5x3xf32>, %out: memref<3xf32>) {
+  linalg.generic {indexing_maps = [#max_in, #max_out], iterator_types = ["reduction", "parallel"]} ins(%in : memref<5x3xf32>) outs(%out : memref<3xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maximumf %x, %acc : f32
+    linalg.yield %s : f32
+  }
   return
 }

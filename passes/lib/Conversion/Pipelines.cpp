@@ -102,7 +102,8 @@ void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
 
   if (options.gpuLoopsBlockSize > 0)
     pm.addNestedPass<func::FuncOp>(
-        createMapLoopsToGPU({options.gpuLoopsBlockSize}));
+        createMapLoopsToGPU(
+            {options.gpuLoopsBlockSize, options.gpuLoopsReductionChunk}));
   else {
     // Before the loops lose which of them reduce (see the pass).
     pm.addPass(createReassociateReductions());

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -80,6 +81,43 @@ public:
 
   void copyToDevice(void *device, const void *host, int64_t bytes) override {
     copy(device, host, bytes, cudaMemcpyHostToDevice, "host to device");
+  }
+  void pinForCopies(const void *host, int64_t bytes) override {
+    if (bytes <= 0 || pinned_.count(host))
+      return;
+    // Page-locking can fail (a limit on locked memory): the copies then
+    // stay synchronous, which is only slower.
+    if (cudaHostRegister(const_cast<void *>(host), static_cast<size_t>(bytes),
+                         cudaHostRegisterDefault) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return;
+    }
+    pinned_[host] = bytes;
+  }
+  void unpinForCopies(const void *host) override {
+    auto found = pinned_.find(host);
+    if (found == pinned_.end())
+      return;
+    // The copies from it must be done before it may be freed. At the end
+    // of a run: an error here (a context already torn down) is no failure.
+    (void)cudaStreamSynchronize(cuda::computeStream());
+    (void)cudaHostUnregister(const_cast<void *>(host));
+    (void)cudaGetLastError();
+    pinned_.erase(found);
+  }
+  // From pinned memory the copy is queued on the compute stream and the
+  // host goes on launching: a synchronous copy there left the GPU idle
+  // while the host queued each micro-batch's kernels.
+  void copyImmutableToDevice(void *device, const void *host,
+                             int64_t bytes) override {
+    if (bytes <= 0)
+      return;
+    if (!isPinned(host, bytes))
+      return copyToDevice(device, host, bytes);
+    cuda::checkCuda(cudaMemcpyAsync(device, host, static_cast<size_t>(bytes),
+                                    cudaMemcpyHostToDevice,
+                                    cuda::computeStream()),
+                    "cudaMemcpyAsync (pinned host to device)");
   }
   void copyToHost(void *host, const void *device, int64_t bytes) override {
     copy(host, device, bytes, cudaMemcpyDeviceToHost, "device to host");
@@ -219,6 +257,18 @@ public:
 private:
   int32_t *nonFinite_ = nullptr;
   uint64_t *firstNonFinite_ = nullptr;
+  /// pinForCopies's ranges: start -> bytes.
+  std::map<const void *, int64_t> pinned_;
+
+  bool isPinned(const void *host, int64_t bytes) const {
+    auto after = pinned_.upper_bound(host);
+    if (after == pinned_.begin())
+      return false;
+    auto range = std::prev(after);
+    const char *start = static_cast<const char *>(range->first);
+    const char *at = static_cast<const char *>(host);
+    return at + bytes <= start + range->second;
+  }
   /// The stream-ordered pool's most reserved bytes (the workspace).
   static int64_t poolHighWater() {
     int device = 0;

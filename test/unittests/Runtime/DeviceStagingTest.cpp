@@ -23,6 +23,13 @@ using namespace pipecc::rt::testing;
 
 namespace {
 
+/// What ProtectedDevice saw of the data inputs' pinned copies.
+struct PinRecord {
+  std::map<const char *, int64_t> pinned;
+  int pins = 0, unpins = 0, immutableCopies = 0, copiesOutsidePins = 0;
+  int copiesToHost = 0;
+} pinRecord;
+
 class ProtectedDevice final : public Device {
 public:
   const char *name() const override { return "protected"; }
@@ -46,6 +53,7 @@ public:
     close();
   }
   void copyToHost(void *host, const void *device, int64_t bytes) override {
+    ++pinRecord.copiesToHost;
     open();
     std::memcpy(host, device, static_cast<size_t>(bytes));
     close();
@@ -69,6 +77,13 @@ public:
   void waitEvent(Stream, Event) override {}
   int64_t peakMemoryBytes() const override { return 4242; }
 
+  // Data inputs: pinned once, copied from there without waiting, unpinned
+  // at the end (counted in the globals below, which outlive the device).
+  void pinForCopies(const void *host, int64_t bytes) override;
+  void unpinForCopies(const void *host) override;
+  void copyImmutableToDevice(void *device, const void *host,
+                             int64_t bytes) override;
+
 private:
   static size_t pageRound(int64_t bytes) {
     size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -89,9 +104,30 @@ private:
 ProtectedDevice *theDevice = nullptr;
 std::string stepProblem;
 
-enum Buffer { W, GradW, X, Scratch };
+
+void ProtectedDevice::pinForCopies(const void *host, int64_t bytes) {
+  pinRecord.pinned[static_cast<const char *>(host)] = bytes;
+  ++pinRecord.pins;
+}
+void ProtectedDevice::unpinForCopies(const void *host) {
+  pinRecord.unpins += pinRecord.pinned.erase(static_cast<const char *>(host));
+}
+void ProtectedDevice::copyImmutableToDevice(void *device, const void *host,
+                                            int64_t bytes) {
+  ++pinRecord.immutableCopies;
+  const char *at = static_cast<const char *>(host);
+  bool inside = false;
+  for (auto [start, size] : pinRecord.pinned)
+    inside = inside || (at >= start && at + bytes <= start + size);
+  if (!inside)
+    ++pinRecord.copiesOutsidePins;
+  copyToDevice(device, host, bytes);
+}
+
+enum Buffer { W, GradW, X, Scratch, Labels };
 const int64_t kWShape[] = {3};
 const int64_t kXShape[] = {2, 3};
+const int64_t kLabelsShape[] = {2};
 const pipecc_rt_buffer_desc kBuffers[] = {
     {"w", PIPECC_RT_ROLE_PARAMETER, PIPECC_RT_F32, 0, 1, kWShape, 12, -1, 0,
      0, -1},
@@ -101,6 +137,8 @@ const pipecc_rt_buffer_desc kBuffers[] = {
      0, -1},
     {"scratch", PIPECC_RT_ROLE_SCRATCH, PIPECC_RT_F32, 0, 0, nullptr, 16, -1,
      0, 0, -1},
+    {"labels", PIPECC_RT_ROLE_DATA_INPUT, PIPECC_RT_I64, 1, 1, kLabelsShape,
+     16, -1, 5, 0, -1},
 };
 
 /// Micro-batch mb's "gradient" {mb + 1, 0, -1} and loss mb + 1.5, written
@@ -108,6 +146,12 @@ const pipecc_rt_buffer_desc kBuffers[] = {
 void step(pipecc_rt_context *ctx) {
   for (int mb = 0; mb < 2; ++mb) {
     pipecc_rt_load_microbatch(ctx, X, mb);
+    pipecc_rt_load_microbatch(ctx, Labels, mb);
+    // Read from the host array: no copy back from the device.
+    int copiesBefore = pinRecord.copiesToHost;
+    pipecc_rt_check_class_ids(ctx, Labels, mb, 5, 0, 0);
+    if (pinRecord.copiesToHost != copiesBefore)
+      stepProblem = "check_class_ids read the device copy back";
     float x[6];
     theDevice->copyToHost(x, pipecc_rt_buffer_microbatch(ctx, X, mb),
                           sizeof x);
@@ -152,7 +196,7 @@ int runOnProtectedDevice(TempDir &dir, std::vector<std::string> options) {
   weights.writeFile(dir.file("w.safetensors"));
 
   pipecc_rt_rank_program program{PIPECC_RT_ABI_VERSION, 0, 1, 2, 0, 0.5f,
-                                 0.0f, 0, 4, kBuffers, step, 0, "cpu"};
+                                 0.0f, 0, 5, kBuffers, step, 0, "cpu"};
   std::vector<std::string> args = {"rank0", "--synthetic", "--quiet",
                                    "--weights", dir.file("w.safetensors")};
   args.insert(args.end(), options.begin(), options.end());
@@ -179,6 +223,22 @@ TEST(DeviceStaging, ARankTrainsOnADeviceTheHostCannotTouch) {
   EXPECT_EQ(tensor(grads, "grad.w"), (std::vector<float>{1.5f, 0.0f, -1.0f}));
   SafetensorsFile saved = SafetensorsFile::load(dir.file("saved.safetensors"));
   EXPECT_EQ(tensor(saved, "w"), (std::vector<float>{0.25f, 2.0f, 3.5f}));
+}
+
+// Data inputs are pinned once and unpinned at the end; every micro-batch's
+// load copies from inside a pinned range through copyImmutableToDevice
+// (which may return before the copy is done: CUDA no longer waits there
+// for the work queued before it); class ids are checked on the host copy.
+TEST(DeviceStaging, DataInputsArePinnedAndLoadedWithoutWaiting) {
+  TempDir dir;
+  pinRecord = PinRecord{};
+  stepProblem.clear();
+  EXPECT_EQ(runOnProtectedDevice(dir, {"--steps", "3"}), 0);
+  EXPECT_EQ(stepProblem, "");
+  EXPECT_EQ(pinRecord.pins, 2);   // x and labels
+  EXPECT_EQ(pinRecord.unpins, 2); // when the rank ends
+  EXPECT_EQ(pinRecord.immutableCopies, 3 * 2 * 2);
+  EXPECT_EQ(pinRecord.copiesOutsidePins, 0);
 }
 
 // Two steps: the optimizer's pass (here the Device defaults: check, update,

@@ -473,6 +473,14 @@ def MapLoopsToGPU : Pass<"pipecc-map-loops-to-gpu", "::mlir::func::FuncOp"> {
     result rounds exactly as before. Only that short loop is left to
     `pipecc-launch-remaining-on-gpu`'s one thread.
 
+    A column sum (`linalg.generic` adding `in[r, p]` into `out[p]`, static
+    shape, at least two chunks of `reduction-chunk` rows: a bias gradient)
+    is split: one thread per chunk and column sums its rows into a buffer
+    of partial sums, then one thread per column adds them into the output.
+    One thread per column was too few threads for a wide layer's 4096
+    columns. The sum is reassociated by chunks, so it rounds differently
+    from the CPU target's row-order sum.
+
     Every outermost `scf.parallel` is then collapsed to one dimension and
     tiled by `block-size`, and the pair is mapped to block x and thread x
     (`#gpu.loop_dim_map`), so that `convert-parallel-loops-to-gpu` makes a
@@ -482,6 +490,8 @@ def MapLoopsToGPU : Pass<"pipecc-map-loops-to-gpu", "::mlir::func::FuncOp"> {
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
            "Threads per block of the generated kernels">,
+    Option<"reductionChunk", "reduction-chunk", "int64_t", /*default=*/"64",
+           "Rows per thread of a split column sum (0: never split)">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
@@ -496,6 +506,8 @@ def MapLoopsToGPU : Pass<"pipecc-map-loops-to-gpu", "::mlir::func::FuncOp"> {
               "Independent scf.for loops made parallel">,
     Statistic<"numRowSums", "row-sums",
               "Row sums split into a parallel loop and a short sum">,
+    Statistic<"numColumnSums", "column-sums",
+              "Column sums split into chunks of rows">,
     Statistic<"numMapped", "mapped-loops", "Parallel loops mapped to the GPU">,
   ];
 }

@@ -36,6 +36,11 @@ struct CPULoweringOptions : mlir::PassPipelineOptions<CPULoweringOptions> {
       llvm::cl::desc("Lower linalg like the CUDA pipeline (scf.parallel "
                      "loops tiled by this block size; 0: off)"),
       llvm::cl::init(0)};
+  Option<int64_t> gpuLoopsReductionChunk{
+      *this, "gpu-loops-reduction-chunk",
+      llvm::cl::desc("With gpu-loops-block-size: rows per thread of a split "
+                     "column sum (pipecc-map-loops-to-gpu's reduction-chunk)"),
+      llvm::cl::init(64)};
 };
 
 /// Lowers a module of graph-dialect functions to the LLVM dialect for the

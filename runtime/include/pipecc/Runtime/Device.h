@@ -41,6 +41,20 @@ public:
   virtual void copyOnDevice(void *dst, const void *src, int64_t bytes) = 0;
   virtual void fill(void *device, int value, int64_t bytes) = 0;
 
+  /// Host memory that stays alive and unchanged until unpinForCopies (a
+  /// data input's array): the source of copyImmutableToDevice. Advice
+  /// only (CUDA: page-locked, so that those copies need not wait).
+  virtual void pinForCopies(const void *host, int64_t bytes) {}
+  virtual void unpinForCopies(const void *host) {}
+  /// Copies host bytes that stay unchanged while the copy may run: unlike
+  /// copyToDevice it may return before the copy is done, ordered before
+  /// the work queued after it (CUDA: on the compute stream, from pinned
+  /// memory). Default: copyToDevice.
+  virtual void copyImmutableToDevice(void *device, const void *host,
+                                     int64_t bytes) {
+    copyToDevice(device, host, bytes);
+  }
+
   virtual Stream createStream() = 0;
   virtual void destroyStream(Stream stream) = 0;
   /// Waits until all work queued on `stream` is done.
