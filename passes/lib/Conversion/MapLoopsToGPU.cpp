@@ -270,6 +270,18 @@ void splitColumnSum(RewriterBase &rewriter, linalg::GenericOp op, Value input,
       rewriter.getI64IntegerAttr(64));
   Value fillValue = rewriter.create<arith::ConstantOp>(
       loc, element, rewriter.getZeroAttr(element));
+  // sum = init; for i in [first, end): sum = sum (+) at(i), in order.
+  auto sumLoop = [&](OpBuilder &builder, Value first, Value end, Value init,
+                     function_ref<Value(OpBuilder &, Value)> at) {
+    return builder
+        .create<scf::ForOp>(
+            loc, first, end, one, ValueRange{init},
+            [&](OpBuilder &inner, Location, Value i, ValueRange carried) {
+              inner.create<scf::YieldOp>(
+                  loc, accumulate(inner, at(inner, i), carried[0]));
+            })
+        .getResult(0);
+  };
   rewriter.create<scf::ParallelOp>(
       loc, ValueRange{zero, zero}, ValueRange{chunkCount, columnCount},
       ValueRange{one, one},
@@ -278,31 +290,23 @@ void splitColumnSum(RewriterBase &rewriter, linalg::GenericOp op, Value input,
         Value end = builder.create<arith::MinSIOp>(
             loc, builder.create<arith::AddIOp>(loc, first, chunkSize),
             rowCount);
-        auto sum = builder.create<scf::ForOp>(
-            loc, first, end, one, ValueRange{fillValue},
-            [&](OpBuilder &inner, Location, Value row, ValueRange carried) {
-              Value value = inner.create<memref::LoadOp>(
-                  loc, input, ValueRange{row, ivs[1]});
-              inner.create<scf::YieldOp>(
-                  loc, accumulate(inner, value, carried[0]));
-            });
-        builder.create<memref::StoreOp>(loc, sum.getResult(0), partial,
-                                        ivs);
+        Value sum = sumLoop(builder, first, end, fillValue,
+                            [&](OpBuilder &inner, Value row) -> Value {
+                              return inner.create<memref::LoadOp>(
+                                  loc, input, ValueRange{row, ivs[1]});
+                            });
+        builder.create<memref::StoreOp>(loc, sum, partial, ivs);
       });
   rewriter.create<scf::ParallelOp>(
       loc, ValueRange{zero}, ValueRange{columnCount}, ValueRange{one},
       [&](OpBuilder &builder, Location, ValueRange ivs) {
         Value start = builder.create<memref::LoadOp>(loc, output, ivs[0]);
-        auto sum = builder.create<scf::ForOp>(
-            loc, zero, chunkCount, one, ValueRange{start},
-            [&](OpBuilder &inner, Location, Value c, ValueRange carried) {
-              Value value = inner.create<memref::LoadOp>(
-                  loc, partial, ValueRange{c, ivs[0]});
-              inner.create<scf::YieldOp>(
-                  loc, accumulate(inner, value, carried[0]));
-            });
-        builder.create<memref::StoreOp>(loc, sum.getResult(0), output,
-                                        ivs[0]);
+        Value sum = sumLoop(builder, zero, chunkCount, start,
+                            [&](OpBuilder &inner, Value c) -> Value {
+                              return inner.create<memref::LoadOp>(
+                                  loc, partial, ValueRange{c, ivs[0]});
+                            });
+        builder.create<memref::StoreOp>(loc, sum, output, ivs[0]);
       });
   rewriter.create<memref::DeallocOp>(loc, partial);
   rewriter.eraseOp(op);
