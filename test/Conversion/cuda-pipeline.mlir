@@ -148,6 +148,17 @@ func.func @loss(%x: tensor<4x3xf32>, %l: tensor<4xi64>) -> tensor<f32> {
   return %0 : tensor<f32>
 }
 
+// A spatial cross-entropy (2-D labels): the row loop is nested in the
+// loop over positions, which carries the sums and stays one thread's
+// (splitting the inner loop would hand its kernel's result to a host loop).
+// CHECK-LABEL: llvm.func @loss_spatial(
+// CHECK: gpu.launch_func @pipecc_kernels::@loss_spatial_kernel{{(_[0-9]+)?}} blocks in (%[[ONE_S:.*]], %[[ONE_S]], %[[ONE_S]]) threads in (%[[ONE_S]], %[[ONE_S]], %[[ONE_S]])
+// CHECK: llvm.return
+func.func @loss_spatial(%x: tensor<2x3x2xf32>, %l: tensor<2x2xi64>) -> tensor<f32> {
+  %0 = graph.cross_entropy %x, %l {ignore_index = -1 : i64} : tensor<2x3x2xf32>, tensor<2x2xi64> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
 // bf16 kernels compute each op in f32 (libdevice has no bf16 math) and
 // round its result to bf16.
 // (PTX checks at the end.)

@@ -113,7 +113,8 @@ struct RowSum {
 /// and sum of exponentials per row), with independent accesses otherwise.
 /// Constant bounds. Empty when `loop` is not one.
 SmallVector<RowSum> matchRowSums(scf::ForOp loop) {
-  if (loop.getNumResults() == 0 || !loop.getConstantStep() ||
+  if (loop.getNumResults() == 0 || !loop.getInductionVar().getType().isIndex() ||
+      !loop.getConstantStep() ||
       !getConstantIntValue(loop.getLowerBound()) ||
       !getConstantIntValue(loop.getUpperBound()) ||
       loop.getConstantStep()->isNonPositive())
@@ -230,7 +231,8 @@ Value columnSumInput(linalg::GenericOp op, int64_t chunk) {
          add.getRhs() == body.getArgument(0))))
     return {};
   auto type = dyn_cast<MemRefType>(op.getDpsInputs()[0].getType());
-  if (!type || !type.hasStaticShape() || type.getDimSize(0) < 2 * chunk)
+  if (!type || !type.hasStaticShape() || type.getDimSize(0) < 2 * chunk ||
+      !isa<FloatType>(type.getElementType()))
     return {};
   return op.getDpsInputs()[0];
 }
@@ -268,8 +270,10 @@ void splitColumnSum(RewriterBase &rewriter, linalg::GenericOp op, Value input,
   Value partial = rewriter.create<memref::AllocOp>(
       loc, MemRefType::get({chunks, columns}, element),
       rewriter.getI64IntegerAttr(64));
+  // -0.0, the identity of addition (+0.0 would turn a chunk of -0.0 into
+  // +0.0).
   Value fillValue = rewriter.create<arith::ConstantOp>(
-      loc, element, rewriter.getZeroAttr(element));
+      loc, element, rewriter.getFloatAttr(element, -0.0));
   // sum = init; for i in [first, end): sum = sum (+) at(i), in order.
   auto sumLoop = [&](OpBuilder &builder, Value first, Value end, Value init,
                      function_ref<Value(OpBuilder &, Value)> at) {
@@ -420,10 +424,12 @@ struct MapLoopsToGPUPass : pipecc::impl::MapLoopsToGPUBase<MapLoopsToGPUPass> {
       auto loop = dyn_cast<scf::ForOp>(op);
       if (!loop)
         return WalkResult::advance();
+      // Outermost only: a row sum nested in a loop (a spatial
+      // cross-entropy's inner rows) yields to the loop around it, which
+      // runs on one thread: its results may not come from a kernel.
       SmallVector<RowSum> sums = matchRowSums(loop);
-      if (sums.empty())
-        return WalkResult::advance();
-      rowSums.emplace_back(loop, std::move(sums));
+      if (!sums.empty())
+        rowSums.emplace_back(loop, std::move(sums));
       return WalkResult::skip();
     });
     for (auto &[loop, sums] : rowSums) {
