@@ -24,9 +24,15 @@
 #      computed from the model's shapes when the bundle was made), and MFU
 #      against the H200's dense bf16 peak of 989 TFLOP/s. At P = 2 both
 #      ranks share the one GPU, so MFU there is of the one GPU.
+#   5. where each benchmark run's step goes: every rank's median step of
+#      `launch --timers` (compute, wait, optimizer), and at P = 1 the
+#      kernels by time from Nsight Compute (`ncu`, 2 steps) where it is
+#      installed and can read the GPU's counters (information only).
 #
 # Writes to OUT: gpu-check.log (everything), summary.txt (one line per
-# step and `N passed, N failed`), bench.json. Exit status 0 when every
+# step and `N passed, N failed`), bench.json, and per P = 1 benchmark
+# ncu-<run>.txt (ncu's output) and kernels-<run>.txt (the 15 kernels that
+# take the most time, per step). Exit status 0 when every
 # step passed. Fails loudly: a missing file, library or device stops the
 # run with a line naming it.
 #
@@ -262,4 +268,48 @@ print("%.1f samples/s (median of steps %d-%d), %.1f TFLOP/s, MFU %.1f%% of %g TF
   fi
 done
 (IFS=,; echo "[${bench_results[*]}]") >"$out/bench.json"
+
+# --- 5. Where the benchmark's step goes -------------------------------------
+# Each rank's median step split by `--timers` (a result); at P = 1 also the
+# kernels by time (ncu, where it is installed and can read the GPU's
+# counters: information, never a failure).
+# PIPECC_NCU names the profiler (set and empty: none).
+if [ -n "${PIPECC_NCU+set}" ]; then
+  ncu=$PIPECC_NCU
+else
+  ncu=$(command -v ncu || true)
+  [ -z "$ncu" ] && [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/ncu" ] && ncu=${CUDA_HOME:-/usr/local/cuda}/bin/ncu
+fi
+for line in "${plan[@]}"; do
+  IFS='|' read -r kind name dir stages transport weights _ <<<"$line"
+  [ "$kind" = bench ] || continue
+  weights_file=$work/$(sha256sum "$bundle/$weights" | cut -c1-16).safetensors
+  [ -f "$weights_file" ] || continue
+  slug=$(echo "$name" | tr ' =' '__')
+  timers_log=$work/$slug.timers.log
+  # shellcheck disable=SC2086 # the transport's environment is words
+  if STEP_OUTPUT=$timers_log step 120 "$name: step times" env $transport \
+       "$bundle/$dir/launch" --steps 6 --synthetic --weights "$weights_file" --timers &&
+     report=$(python3 "$lib" timers-report "$timers_log" 2>>"$log"); then
+    result ok "$name: $report"
+  else
+    result FAIL "$name: no step times (see gpu-check.log)"
+  fi
+  if [ "$stages" != 1 ]; then continue; fi
+  if [ -z "$ncu" ]; then
+    say "   $name: kernel times skipped: no ncu on this machine"
+    continue
+  fi
+  ncu_log=$out/ncu-$slug.txt
+  # shellcheck disable=SC2086 # the transport's environment is words
+  if STEP_OUTPUT=$ncu_log step 240 "$name: kernel times (ncu, 2 steps)" env $transport \
+       "$ncu" --clock-control none --target-processes all \
+       --metrics gpu__time_duration.sum --print-summary per-kernel \
+       "$bundle/$dir/launch" --steps 2 --synthetic --weights "$weights_file" &&
+     python3 "$lib" kernel-summary "$ncu_log" 2 15 >"$out/kernels-$slug.txt" 2>>"$log"; then
+    say "   $name: $(head -1 "$out/kernels-$slug.txt"); top kernels in kernels-$slug.txt"
+  else
+    say "   $name: no kernel times (ncu could not profile here; see gpu-check.log)"
+  fi
+done
 finish

@@ -9,6 +9,13 @@ here), so it runs on the bare GPU machine.
   gpu_check_lib.py needed FILE...      FILE: its DT_NEEDED libraries
   gpu_check_lib.py bench-report LOG FLOPS_PER_SAMPLE WARMUP PEAK_TFLOPS
                                        samples/s, TFLOP/s, MFU as JSON
+  gpu_check_lib.py timers-report LOG  each rank's median step from
+                                       `launch --timers`, one line
+  gpu_check_lib.py kernel-summary NCU_OUTPUT STEPS TOP
+                                       ncu's per-kernel summary (metric
+                                       gpu__time_duration.sum) as a table
+                                       of the TOP kernels by total time,
+                                       per step of STEPS profiled
   gpu_check_lib.py describe-weights OUTDIR OUT.json
                                        the names, dtypes and shapes of a
                                        compiled output's rank*.safetensors
@@ -259,6 +266,71 @@ def bench_report(log, flops_per_sample, warmup, peak_tflops):
     print()
 
 
+def timers_report(log):
+    """One line of each rank's median step (`timers rank R median ...`)."""
+    parts = []
+    pattern = re.compile(r"^timers rank (\d+) median steps \d+ (.*)$",
+                         re.MULTILINE)
+    for match in pattern.finditer(open(log).read()):
+        fields = dict(re.findall(r"(\w+)_ms (-?[0-9.]+)", match.group(2)))
+        if "step" not in fields:
+            continue
+        parts.append("rank %s step %.2f ms (compute %.2f, wait %.2f, "
+                     "optimizer %.2f)" % (
+                         match.group(1), float(fields["step"]),
+                         float(fields.get("compute", 0)),
+                         float(fields.get("wait", 0)),
+                         float(fields.get("optimizer", 0))))
+    if not parts:
+        raise SystemExit("timers-report: no `timers rank R median` line in "
+                         "%s" % log)
+    print("; ".join(parts))
+
+
+# ncu --print-summary per-kernel: a kernel's heading, then its metric line.
+KERNEL_HEADING = re.compile(
+    r"^\s+(\S.*?) \((\d+), (\d+), (\d+)\)x\((\d+), (\d+), (\d+)\)"
+    r".*Invocations (\d+)")
+TIME_UNITS = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0,
+              "ms": 1e3, "msecond": 1e3, "s": 1e6, "second": 1e6}
+
+
+def kernel_summary(path, steps, top):
+    """The kernels by total time from ncu's per-kernel summary."""
+    rows, heading = [], None
+    for line in open(path, errors="replace"):
+        match = KERNEL_HEADING.match(line)
+        if match:
+            heading = match
+            continue
+        fields = line.split()
+        if heading and fields and fields[0] == "gpu__time_duration.sum":
+            try:
+                average = float(fields[-1].replace(",", "")) * \
+                    TIME_UNITS[fields[1]]
+            except (KeyError, ValueError):
+                continue
+            calls = int(heading.group(8))
+            grid = "grid %s,%s,%s x %s" % heading.group(2, 3, 4, 5)
+            rows.append((average * calls, calls, average,
+                         heading.group(1), grid))
+            heading = None
+    if not rows:
+        raise SystemExit("kernel-summary: no kernel times in %s (ncu "
+                         "--metrics gpu__time_duration.sum --print-summary "
+                         "per-kernel)" % path)
+    rows.sort(key=lambda row: -row[0])
+    total = sum(row[0] for row in rows)
+    print("%.2f ms of kernels per step, %d launches per step, %d kernels" % (
+        total / 1e3 / steps, sum(row[1] for row in rows) // steps,
+        len(rows)))
+    print("share  ms/step  calls/step  us/call  kernel")
+    for row in rows[:top]:
+        print("%4.1f%% %8.3f %11.1f %8.1f  %s (%s)" % (
+            100 * row[0] / total, row[0] / 1e3 / steps, row[1] / steps,
+            row[2], row[3][:80], row[4]))
+
+
 def describe_weights(outdir, path):
     tensors = {}
     for name in sorted(os.listdir(outdir)):
@@ -290,6 +362,12 @@ def main():
         return 0
     if len(sys.argv) == 4 and sys.argv[1] == "describe-weights":
         describe_weights(sys.argv[2], sys.argv[3])
+        return 0
+    if len(sys.argv) == 3 and sys.argv[1] == "timers-report":
+        timers_report(sys.argv[2])
+        return 0
+    if len(sys.argv) == 5 and sys.argv[1] == "kernel-summary":
+        kernel_summary(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
         return 0
     if len(sys.argv) == 6 and sys.argv[1] == "bench-report":
         bench_report(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]),
