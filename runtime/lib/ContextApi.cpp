@@ -263,17 +263,24 @@ float pipecc_rt_learning_rate(pipecc_rt_context *ctx) {
 
 namespace {
 /// A data input's bytes for this step's `microbatch` in its host array:
-/// what pipecc_rt_load_microbatch copies to the device.
-ByteSlice inputSlice(const pipecc_rt_context &c, int64_t buffer_id,
-                     const InputSource &source, int64_t microbatch) {
+/// what pipecc_rt_load_microbatch copies to the device. `caller` names the
+/// entry point in the error for a slice that does not fill the buffer.
+ByteSlice inputSlice(pipecc_rt_context &c, int64_t buffer_id,
+                     const InputSource &source, int64_t microbatch,
+                     const char *caller) {
   int64_t microbatches = c.program->microbatches;
   int64_t batch = c.stepIndex % source.batches;
   const NpyArray &array = *source.array;
+  int64_t bytes = c.buffer(buffer_id).desc->bytes;
   // A scalar input (inference programs, one micro-batch) is read whole.
-  if (c.program->buffers[buffer_id].num_dims == 0)
-    return ByteSlice{array.data(), array.bytes()};
-  return array.slice(source.batches * microbatches,
-                     batch * microbatches + microbatch);
+  ByteSlice slice = c.program->buffers[buffer_id].num_dims == 0
+                        ? ByteSlice{array.data(), array.bytes()}
+                        : array.slice(source.batches * microbatches,
+                                      batch * microbatches + microbatch);
+  if (slice.bytes != bytes)
+    fail(caller, ": ", c.bufferLabel(buffer_id), ": slice of ", slice.bytes,
+         " bytes for a buffer of ", bytes);
+  return slice;
 }
 } // namespace
 
@@ -289,11 +296,8 @@ void pipecc_rt_load_microbatch(pipecc_rt_context *ctx, int64_t buffer_id,
     if (microbatch < 0 || microbatch >= microbatches)
       fail("load_microbatch: ", c.bufferLabel(buffer_id), ": micro-batch ",
            microbatch, " out of range [0, ", microbatches, ")");
-    ByteSlice slice = inputSlice(c, buffer_id, source->second, microbatch);
-    if (slice.bytes != c.buffer(buffer_id).desc->bytes)
-      fail("load_microbatch: ", c.bufferLabel(buffer_id), ": slice of ",
-           slice.bytes, " bytes for a buffer of ",
-           c.buffer(buffer_id).desc->bytes);
+    ByteSlice slice = inputSlice(c, buffer_id, source->second, microbatch,
+                                 "load_microbatch");
     // The array stays unchanged for the run (pinned by loadInputs).
     c.device->copyImmutableToDevice(microbatchCopy(c, buffer_id, microbatch),
                                     slice.data, slice.bytes);
@@ -312,18 +316,13 @@ void pipecc_rt_check_class_ids(pipecc_rt_context *ctx, int64_t buffer_id,
     // for all the work queued before it.
     std::vector<char> staging;
     auto input = c.inputs.find(buffer_id);
-    const char *data = nullptr;
-    if (input != c.inputs.end() && input->second.array &&
-        !c.device->isHost()) {
-      ByteSlice slice = inputSlice(c, buffer_id, input->second, microbatch);
-      if (slice.bytes != desc.bytes)
-        fail("check_class_ids: ", c.bufferLabel(buffer_id), ": slice of ",
-             slice.bytes, " bytes for a buffer of ", desc.bytes);
-      data = slice.data;
-    } else {
-      data = c.hostView(microbatchCopy(c, buffer_id, microbatch), desc.bytes,
-                        staging);
-    }
+    const char *data =
+        input != c.inputs.end() && input->second.array
+            ? inputSlice(c, buffer_id, input->second, microbatch,
+                         "check_class_ids")
+                  .data
+            : c.hostView(microbatchCopy(c, buffer_id, microbatch), desc.bytes,
+                         staging);
     int64_t width = desc.dtype == PIPECC_RT_I64 ? 8
                     : desc.dtype == PIPECC_RT_I32 ? 4
                                                   : 0;

@@ -179,21 +179,12 @@ public:
   // stream the stage functions' kernels use: gradients and weights never
   // cross to the host.
   int64_t accumulateF32(float *dst, const float *src, int64_t count) override {
-    cudaStream_t stream = cuda::computeStream();
-    if (!nonFinite_)
-      cuda::checkCuda(cudaMalloc(reinterpret_cast<void **>(&nonFinite_),
-                                 sizeof(int32_t)),
-                      "cudaMalloc (non-finite flag)");
-    cuda::checkCuda(cudaMemsetAsync(nonFinite_, 0, sizeof(int32_t), stream),
+    int32_t *flagOnDevice = deviceScalar(nonFinite_, "non-finite flag");
+    cuda::checkCuda(cudaMemsetAsync(flagOnDevice, 0, sizeof(int32_t),
+                                    cuda::computeStream()),
                     "cudaMemsetAsync");
-    pipecc_rt_cuda_accumulate(dst, src, PIPECC_RT_F32, count, nonFinite_);
-    int32_t flag = 0;
-    cuda::checkCuda(cudaMemcpyAsync(&flag, nonFinite_, sizeof flag,
-                                    cudaMemcpyDeviceToHost, stream),
-                    "cudaMemcpyAsync (non-finite flag)");
-    cuda::checkCuda(cudaStreamSynchronize(stream),
-                    "cudaStreamSynchronize (after accumulating a gradient)");
-    if (!flag)
+    pipecc_rt_cuda_accumulate(dst, src, PIPECC_RT_F32, count, flagOnDevice);
+    if (!readBack(flagOnDevice, "non-finite flag"))
       return -1;
     // The error path only: find the element on the host.
     std::vector<float> sum(static_cast<size_t>(count));
@@ -208,18 +199,9 @@ public:
   // 71 M parameters of the bf16 benchmark, most of its step time).
   int64_t findNonFiniteF32(const float *data, int64_t count,
                            float &value) override {
-    cudaStream_t stream = cuda::computeStream();
-    if (!firstNonFinite_)
-      cuda::checkCuda(cudaMalloc(reinterpret_cast<void **>(&firstNonFinite_),
-                                 sizeof(uint64_t)),
-                      "cudaMalloc (non-finite index)");
-    pipecc_rt_cuda_find_non_finite_f32(data, count, firstNonFinite_);
-    uint64_t first = 0;
-    cuda::checkCuda(cudaMemcpyAsync(&first, firstNonFinite_, sizeof first,
-                                    cudaMemcpyDeviceToHost, stream),
-                    "cudaMemcpyAsync (non-finite index)");
-    cuda::checkCuda(cudaStreamSynchronize(stream),
-                    "cudaStreamSynchronize (after checking a gradient)");
+    uint64_t *firstOnDevice = deviceScalar(firstNonFinite_, "non-finite index");
+    pipecc_rt_cuda_find_non_finite_f32(data, count, firstOnDevice);
+    uint64_t first = readBack(firstOnDevice, "non-finite index");
     if (first == UINT64_MAX)
       return -1;
     copyToHost(&value, data + first, sizeof(float));
@@ -259,6 +241,27 @@ private:
   uint64_t *firstNonFinite_ = nullptr;
   /// pinForCopies's ranges: start -> bytes.
   std::map<const void *, int64_t> pinned_;
+
+  /// A check's result on the device (`slot`), allocated on first use.
+  template <typename T> static T *deviceScalar(T *&slot, const char *what) {
+    if (!slot)
+      cuda::checkCuda(cudaMalloc(reinterpret_cast<void **>(&slot), sizeof(T)),
+                      (std::string("cudaMalloc (") + what + ")").c_str());
+    return slot;
+  }
+  /// Its value once the work queued before on the compute stream is done.
+  template <typename T> static T readBack(const T *scalar, const char *what) {
+    cudaStream_t stream = cuda::computeStream();
+    T value{};
+    cuda::checkCuda(cudaMemcpyAsync(&value, scalar, sizeof value,
+                                    cudaMemcpyDeviceToHost, stream),
+                    (std::string("cudaMemcpyAsync (") + what + ")").c_str());
+    cuda::checkCuda(cudaStreamSynchronize(stream),
+                    (std::string("cudaStreamSynchronize (reading the ") +
+                     what + ")")
+                        .c_str());
+    return value;
+  }
 
   bool isPinned(const void *host, int64_t bytes) const {
     auto after = pinned_.upper_bound(host);
