@@ -172,4 +172,47 @@ TEST(LaunchScript, StopsEveryRankWhenOneFails) {
   EXPECT_NE(output.find("status=3"), std::string::npos) << output;
 }
 
+// bash 5.2's `wait -n -p VAR` can return with VAR unset (a 10-step run
+// at P = 2 died of `set -u` after both ranks had succeeded). This `env`
+// prefix imports a `wait` that does so on every call; the script must
+// still tell which rank ended and with what status.
+const char *const kWaitNamingNoRank =
+    "env 'BASH_FUNC_wait%%=() { builtin wait \"$@\"; local c=$?; "
+    "if [ \"${1-}\" = -n ]; then unset \"$3\"; fi; return $c; }' ";
+
+bool bashHasWaitP() {
+  // The script uses wait -n -p from bash 5.1 on (plain wait -n before).
+  return runAndCapture("bash -c 'echo $((BASH_VERSINFO[0] * 100 + "
+                       "BASH_VERSINFO[1]))'") >= "501";
+}
+
+TEST(LaunchScript, FindsTheFailedRankWhenWaitDoesNotNameIt) {
+  if (!bashHasWaitP())
+    GTEST_SKIP() << "bash before 5.1: no wait -n -p";
+  TempDir dir;
+  std::string launch = writeFakeJob(
+      dir, {"sleep 0.2\nexit 0\n", "exit 3\n", "sleep 0.2\nexit 0\n"});
+  std::string output =
+      runAndCapture(std::string(kWaitNamingNoRank) +
+                    "PIPECC_TRANSPORT=socket '" + launch +
+                    "' 2>&1; echo \"status=$?\"");
+  EXPECT_NE(output.find("launch: rank 1 exited with status 3; stopping the "
+                        "other ranks"),
+            std::string::npos)
+      << output;
+  EXPECT_NE(output.find("status=3"), std::string::npos) << output;
+}
+
+TEST(LaunchScript, SucceedsWhenWaitDoesNotNameTheRanks) {
+  if (!bashHasWaitP())
+    GTEST_SKIP() << "bash before 5.1: no wait -n -p";
+  TempDir dir;
+  std::string launch = writeFakeJob(dir, {"exit 0\n", "sleep 0.1\nexit 0\n"});
+  std::string output =
+      runAndCapture(std::string(kWaitNamingNoRank) +
+                    "PIPECC_TRANSPORT=socket '" + launch +
+                    "' 2>&1; echo \"status=$?\"");
+  EXPECT_EQ(output, "status=0\n");
+}
+
 } // namespace
