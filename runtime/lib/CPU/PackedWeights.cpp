@@ -57,21 +57,25 @@ void PackedWeightCache::invalidate() {
   }
 }
 
-bool PackedWeightCache::Entry::repackedByOptimizer(const float *param) const {
-  // Packed before (its storage holds this shape) during the one product
-  // that read it in the last step: that product paid the whole packing,
-  // from memory, which the optimizer does from cache for about half
-  // (docs/design.md, "Packed weights"). A copy several products read (M >
-  // 1) shares its packing among them, and one a wait packed costs the
-  // step nothing; those stay with their product or wait.
-  return b == param && !packedInWait && productsBefore == 1 && k > 0 &&
+bool PackedWeightCache::Entry::repackedByOptimizer(const float *param,
+                                                   bool shared) const {
+  // Packed before (its storage holds this shape) during a product of the
+  // last step, which paid the whole packing from memory; the optimizer
+  // does it from cache for about half (docs/design.md, "Packed weights").
+  // A copy one product read always moves. One several products read
+  // (M > 1) moves only where `shared`: on a rank that waits, its packing in
+  // the first product often falls in the rank's slack, where the optimizer
+  // at the end of the step delays every rank. One a wait packed costs the
+  // step nothing and stays with the waits.
+  return b == param && !packedInWait &&
+         (shared ? productsBefore >= 1 : productsBefore == 1) && k > 0 &&
          n > 0 && packed.rows() == k && packed.columns() == n;
 }
 
 int64_t PackedWeightCache::repackGrain(const gemm::Kernel &kernel,
                                        const float *param) const {
   for (const std::unique_ptr<Entry> &held : entries)
-    if (held->repackedByOptimizer(param))
+    if (held->repackedByOptimizer(param, repackShared))
       return gemm::repackRowGrain(kernel) * held->ldb;
   return 0;
 }
@@ -81,7 +85,7 @@ void PackedWeightCache::rowsWritten(const gemm::Kernel &kernel,
                                     int64_t end) {
   for (const std::unique_ptr<Entry> &held : entries) {
     Entry &entry = *held;
-    if (!entry.repackedByOptimizer(param) || entry.rowsRepacked < 0 ||
+    if (!entry.repackedByOptimizer(param, repackShared) || entry.rowsRepacked < 0 ||
         entry.current)
       continue;
     int64_t rows = entry.storedRows(), grain = gemm::repackRowGrain(kernel);

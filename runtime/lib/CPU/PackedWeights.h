@@ -10,7 +10,8 @@
 // holds one packed copy per (weight, reading). A copy that one product per
 // step read, packed during that product, is instead repacked by the
 // optimizer as it writes the weight (rowsWritten), from the rows still in
-// cache (docs/design.md, "Packed weights").
+// cache; on a rank that never waits (setRepackShared) so is a copy that
+// several products read (docs/design.md, "Packed weights").
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIPECC_RUNTIME_CPU_PACKEDWEIGHTS_H
@@ -47,6 +48,11 @@ public:
   /// of them; a copy is current again once all its rows are.
   void rowsWritten(const gemm::Kernel &kernel, const float *param,
                    int64_t begin, int64_t end);
+  /// Whether the optimizer also repacks the copies that several products
+  /// read in the last step (default: only those one product read). For a
+  /// rank that never waits, whose every packing lies on its step's path.
+  void setRepackShared(bool enabled) { repackShared = enabled; }
+  bool repacksShared() const { return repackShared; }
   /// Frees every copy (the packing count stays).
   void release() { entries.clear(); }
   /// Bytes of packed copies held.
@@ -70,12 +76,13 @@ private:
     int64_t rowsRepacked = 0;
     int64_t storedRows() const { return transB ? n : k; }
     /// Whether the optimizer repacks it (repackGrain, rowsWritten).
-    bool repackedByOptimizer(const float *param) const;
+    bool repackedByOptimizer(const float *param, bool shared) const;
   };
   /// The entry of this reading of `b`, a new stale one if none is held.
   Entry &find(bool transB, int64_t k, int64_t n, const float *b, int64_t ldb);
   std::vector<std::unique_ptr<Entry>> entries;
   int64_t packCount = 0;
+  bool repackShared = false;
 };
 
 } // namespace pipecc::rt

@@ -129,6 +129,7 @@ TEST(Blas, PackedWeightsAreReusedUntilTheWeightsChange) {
 TEST(Blas, OptimizerRepacksCopiesThatOneProductReadPerStep) {
   if (!pipecc_rt_blas_set_packed_weights(1))
     GTEST_SKIP() << "no packed-weight kernel for this CPU";
+  EXPECT_EQ(pipecc_rt_blas_set_repack_shared_copies(0), 0) << "the default";
   pipecc_rt_weights_changed();
   const int64_t m = 4, n = 100, k = 30;
   std::vector<float> x(m * k, 0.5f), w(n * k, 0.25f), shared(n * k, 0.25f),
@@ -149,7 +150,7 @@ TEST(Blas, OptimizerRepacksCopiesThatOneProductReadPerStep) {
   // The optimizer: every copy stale, then each weight written run by run.
   pipecc_rt_weights_changed();
   int64_t grain = pipecc_rt_weight_repack_grain(w.data());
-  EXPECT_GT(grain, 0);
+  ASSERT_GT(grain, 0);
   EXPECT_EQ(grain % k, 0) << "whole rows of W";
   EXPECT_EQ(pipecc_rt_weight_repack_grain(shared.data()), 0);
   int64_t before = packs();
@@ -176,6 +177,70 @@ TEST(Blas, OptimizerRepacksCopiesThatOneProductReadPerStep) {
   forward(w);
   EXPECT_FLOAT_EQ(y[0], 0.5f * 2.0f * k);
   EXPECT_EQ(packs() - before, 3);
+  pipecc_rt_weights_changed();
+}
+
+// A rank that never waits (pipecc_rt_blas_set_repack_shared_copies(1), as
+// the CPU target sets at P = 1): the optimizer also repacks a copy that
+// several products read, and the next step's products pack nothing; a
+// copy a wait packed still stays with the waits.
+TEST(Blas, OptimizerRepacksSharedCopiesOnARankThatNeverWaits) {
+  // Only this test's copies in the cache (off frees every copy).
+  pipecc_rt_blas_set_packed_weights(0);
+  if (!pipecc_rt_blas_set_packed_weights(1))
+    GTEST_SKIP() << "no packed-weight kernel for this CPU";
+  pipecc_rt_blas_set_repack_shared_copies(1);
+  pipecc_rt_weights_changed();
+  const int64_t m = 4, n = 100, k = 30;
+  std::vector<float> x(m * k, 0.5f), shared(n * k, 0.25f),
+      waited(n * k, 0.25f), y(m * n);
+  auto forward = [&](const std::vector<float> &weight) {
+    pipecc_rt_sgemm_weight(0, 1, m, n, k, 1, x.data(), k, weight.data(), k,
+                           0, y.data(), n);
+  };
+  auto packs = [] {
+    pipecc_rt_packed_weight_counters counters;
+    pipecc_rt_packed_weight_stats(&counters);
+    return counters.packs;
+  };
+  // A first step makes both copies; the optimizer leaves them stale.
+  forward(shared);
+  forward(waited);
+  pipecc_rt_weights_changed();
+  // The next step: `shared` packed by the first of its three products,
+  // `waited` by a wait before its two.
+  forward(shared);
+  EXPECT_EQ(pipecc_rt_pack_stale_weight(), 1);
+  EXPECT_EQ(pipecc_rt_pack_stale_weight(), 0);
+  forward(shared);
+  forward(shared);
+  forward(waited);
+  forward(waited);
+  // The optimizer.
+  pipecc_rt_weights_changed();
+  int64_t grain = pipecc_rt_weight_repack_grain(shared.data());
+  ASSERT_GT(grain, 0) << "a copy three products read";
+  EXPECT_EQ(pipecc_rt_weight_repack_grain(waited.data()), 0)
+      << "a copy a wait packed";
+  int64_t before = packs();
+  for (int64_t first = 0; first < n * k; first += grain) {
+    int64_t end = std::min(n * k, first + grain);
+    std::fill(shared.begin() + first, shared.begin() + end, 1.0f);
+    pipecc_rt_weight_written(shared.data(), first, end);
+  }
+  EXPECT_EQ(packs() - before, 1) << "shared's copy, by the optimizer";
+  // The next step: none of shared's products packs, all see the new values.
+  for (int i = 0; i < 3; ++i) {
+    forward(shared);
+    EXPECT_FLOAT_EQ(y[0], 0.5f * k);
+    EXPECT_FLOAT_EQ(y[m * n - 1], 0.5f * k);
+  }
+  EXPECT_EQ(packs() - before, 1);
+  // Off again (the default): a copy several products read is left to its
+  // products.
+  EXPECT_EQ(pipecc_rt_blas_set_repack_shared_copies(0), 1);
+  pipecc_rt_weights_changed();
+  EXPECT_EQ(pipecc_rt_weight_repack_grain(shared.data()), 0);
   pipecc_rt_weights_changed();
 }
 
