@@ -120,6 +120,22 @@ TEST(Blas, PackedWeightsAreReusedUntilTheWeightsChange) {
   EXPECT_EQ(pipecc_rt_blas_set_packed_weights(1), 1);
 }
 
+/// y = x W^T through W's packed copy (pipecc_rt_sgemm_weight), x m x k.
+void forwardThroughCopy(const std::vector<float> &x,
+                        const std::vector<float> &weight,
+                        std::vector<float> &y, int64_t m, int64_t n,
+                        int64_t k) {
+  pipecc_rt_sgemm_weight(0, 1, m, n, k, 1, x.data(), k, weight.data(), k, 0,
+                         y.data(), n);
+}
+
+/// Packings of weight copies since the process started.
+int64_t packingsSoFar() {
+  pipecc_rt_packed_weight_counters counters;
+  pipecc_rt_packed_weight_stats(&counters);
+  return counters.packs;
+}
+
 // The optimizer's repack (pipecc_rt_weight_repack_grain and _written, as
 // Device::sgdStepAndClearF32 calls them): a copy one product read in the
 // last step is repacked from the rows written, run by run, and is then
@@ -135,13 +151,7 @@ TEST(Blas, OptimizerRepacksCopiesThatOneProductReadPerStep) {
   std::vector<float> x(m * k, 0.5f), w(n * k, 0.25f), shared(n * k, 0.25f),
       y(m * n);
   auto forward = [&](const std::vector<float> &weight) {
-    pipecc_rt_sgemm_weight(0, 1, m, n, k, 1, x.data(), k, weight.data(), k,
-                           0, y.data(), n);
-  };
-  auto packs = [] {
-    pipecc_rt_packed_weight_counters counters;
-    pipecc_rt_packed_weight_stats(&counters);
-    return counters.packs;
+    forwardThroughCopy(x, weight, y, m, n, k);
   };
   // A step: w read by one product, `shared` by two.
   forward(w);
@@ -153,30 +163,30 @@ TEST(Blas, OptimizerRepacksCopiesThatOneProductReadPerStep) {
   ASSERT_GT(grain, 0);
   EXPECT_EQ(grain % k, 0) << "whole rows of W";
   EXPECT_EQ(pipecc_rt_weight_repack_grain(shared.data()), 0);
-  int64_t before = packs();
+  int64_t before = packingsSoFar();
   for (int64_t first = 0; first < n * k; first += grain) {
     int64_t end = std::min(n * k, first + grain);
     std::fill(w.begin() + first, w.begin() + end, 1.0f);
     pipecc_rt_weight_written(w.data(), first, end);
   }
   std::fill(shared.begin(), shared.end(), 1.0f);
-  EXPECT_EQ(packs() - before, 1) << "w's copy, by the optimizer";
+  EXPECT_EQ(packingsSoFar() - before, 1) << "w's copy, by the optimizer";
   // The next step: w's product packs nothing and sees the new values;
   // shared's packs.
   forward(w);
   EXPECT_FLOAT_EQ(y[0], 0.5f * k);
   EXPECT_FLOAT_EQ(y[m * n - 1], 0.5f * k);
-  EXPECT_EQ(packs() - before, 1);
+  EXPECT_EQ(packingsSoFar() - before, 1);
   forward(shared);
   EXPECT_FLOAT_EQ(y[0], 0.5f * k);
-  EXPECT_EQ(packs() - before, 2);
+  EXPECT_EQ(packingsSoFar() - before, 2);
   // Rows reported with a gap: w's copy stays stale, packed at its use.
   pipecc_rt_weights_changed();
   std::fill(w.begin(), w.end(), 2.0f);
   pipecc_rt_weight_written(w.data(), grain, std::min(n * k, 2 * grain));
   forward(w);
   EXPECT_FLOAT_EQ(y[0], 0.5f * 2.0f * k);
-  EXPECT_EQ(packs() - before, 3);
+  EXPECT_EQ(packingsSoFar() - before, 3);
   pipecc_rt_weights_changed();
 }
 
@@ -195,13 +205,7 @@ TEST(Blas, OptimizerRepacksSharedCopiesOnARankThatNeverWaits) {
   std::vector<float> x(m * k, 0.5f), shared(n * k, 0.25f),
       waited(n * k, 0.25f), y(m * n);
   auto forward = [&](const std::vector<float> &weight) {
-    pipecc_rt_sgemm_weight(0, 1, m, n, k, 1, x.data(), k, weight.data(), k,
-                           0, y.data(), n);
-  };
-  auto packs = [] {
-    pipecc_rt_packed_weight_counters counters;
-    pipecc_rt_packed_weight_stats(&counters);
-    return counters.packs;
+    forwardThroughCopy(x, weight, y, m, n, k);
   };
   // A first step makes both copies; the optimizer leaves them stale.
   forward(shared);
@@ -222,20 +226,20 @@ TEST(Blas, OptimizerRepacksSharedCopiesOnARankThatNeverWaits) {
   ASSERT_GT(grain, 0) << "a copy three products read";
   EXPECT_EQ(pipecc_rt_weight_repack_grain(waited.data()), 0)
       << "a copy a wait packed";
-  int64_t before = packs();
+  int64_t before = packingsSoFar();
   for (int64_t first = 0; first < n * k; first += grain) {
     int64_t end = std::min(n * k, first + grain);
     std::fill(shared.begin() + first, shared.begin() + end, 1.0f);
     pipecc_rt_weight_written(shared.data(), first, end);
   }
-  EXPECT_EQ(packs() - before, 1) << "shared's copy, by the optimizer";
+  EXPECT_EQ(packingsSoFar() - before, 1) << "shared's copy, by the optimizer";
   // The next step: none of shared's products packs, all see the new values.
   for (int i = 0; i < 3; ++i) {
     forward(shared);
     EXPECT_FLOAT_EQ(y[0], 0.5f * k);
     EXPECT_FLOAT_EQ(y[m * n - 1], 0.5f * k);
   }
-  EXPECT_EQ(packs() - before, 1);
+  EXPECT_EQ(packingsSoFar() - before, 1);
   // Off again (the default): a copy several products read is left to its
   // products.
   EXPECT_EQ(pipecc_rt_blas_set_repack_shared_copies(0), 1);
