@@ -351,12 +351,6 @@ int32_t pipecc_rt_blas_set_packed_weights(int32_t enabled) {
   return packedWeightKernel() != nullptr;
 }
 
-int32_t pipecc_rt_blas_set_repack_shared_copies(int32_t enabled) {
-  bool previous = packedWeights.repacksShared();
-  packedWeights.setRepackShared(enabled != 0);
-  return previous;
-}
-
 void pipecc_rt_packed_weight_stats(pipecc_rt_packed_weight_counters *out) {
   if (out)
     *out = {packedWeights.packs(), packedWeights.bytes()};

@@ -28,14 +28,11 @@ std::unique_ptr<Device> createCpuDevice(const Transport &) {
 /// otherwise start one per core, and P ranks on P cores would oversubscribe
 /// them. Through the library's API, so no environment variable counts.
 /// Packed weights (pipecc_rt_sgemm_weight) run one thread: with more, the
-/// BLAS's threaded kernels are faster. A rank alone (P = 1) never waits,
-/// so the optimizer repacks every copy a product packed (docs/design.md,
-/// "Packed weights").
-void configureBlas(const Transport &transport, const Options &options) {
+/// BLAS's threaded kernels are faster.
+void configureBlas(const Transport &, const Options &options) {
   pipecc_rt_blas_set_threads(options.threads);
   pipecc_rt_blas_set_packed_weights(options.packedWeights &&
                                     options.threads == 1);
-  pipecc_rt_blas_set_repack_shared_copies(transport.size() == 1);
 }
 } // namespace
 

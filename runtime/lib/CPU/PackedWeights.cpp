@@ -32,16 +32,19 @@ void PackedWeightCache::multiply(const gemm::Kernel &kernel, bool transA,
                      entry.packed, beta, c, ldc, epilogue);
   entry.current = true;
   entry.packedInWait = false;
+  entry.packedBeforeWaits = !waited;
   ++packCount;
 }
 
 bool PackedWeightCache::packOneStale(const gemm::Kernel &kernel) {
+  waited = true;
   for (const std::unique_ptr<Entry> &held : entries)
     if (!held->current) {
       gemm::packB(kernel, held->transB, held->k, held->n, held->b, held->ldb,
                   held->packed);
       held->current = true;
       held->packedInWait = true;
+      held->packedBeforeWaits = false;
       ++packCount;
       return true;
     }
@@ -55,27 +58,28 @@ void PackedWeightCache::invalidate() {
     held->productsBefore = held->products;
     held->products = 0;
   }
+  waited = false;
 }
 
-bool PackedWeightCache::Entry::repackedByOptimizer(const float *param,
-                                                   bool shared) const {
+bool PackedWeightCache::Entry::repackedByOptimizer(const float *param) const {
   // Packed before (its storage holds this shape) during a product of the
   // last step, which paid the whole packing from memory; the optimizer
   // does it from cache for about half (docs/design.md, "Packed weights").
-  // A copy one product read always moves. One several products read
-  // (M > 1) moves only where `shared`: on a rank that waits, its packing in
-  // the first product often falls in the rank's slack, where the optimizer
-  // at the end of the step delays every rank. One a wait packed costs the
-  // step nothing and stays with the waits.
+  // So moves a copy one product read, and one several products read (M >
+  // 1) where its product came before the rank's first wait: no wait could
+  // have packed it (every copy at P = 1, which never waits; a first
+  // stage's forward copies). One packed after a wait began shares its
+  // packing among its products and may fall in the rank's slack, and one a
+  // wait packed costs the step nothing: both stay.
   return b == param && !packedInWait &&
-         (shared ? productsBefore >= 1 : productsBefore == 1) && k > 0 &&
-         n > 0 && packed.rows() == k && packed.columns() == n;
+         (productsBefore == 1 || (productsBefore > 1 && packedBeforeWaits)) &&
+         k > 0 && n > 0 && packed.rows() == k && packed.columns() == n;
 }
 
 int64_t PackedWeightCache::repackGrain(const gemm::Kernel &kernel,
                                        const float *param) const {
   for (const std::unique_ptr<Entry> &held : entries)
-    if (held->repackedByOptimizer(param, repackShared))
+    if (held->repackedByOptimizer(param))
       return gemm::repackRowGrain(kernel) * held->ldb;
   return 0;
 }
@@ -85,7 +89,7 @@ void PackedWeightCache::rowsWritten(const gemm::Kernel &kernel,
                                     int64_t end) {
   for (const std::unique_ptr<Entry> &held : entries) {
     Entry &entry = *held;
-    if (!entry.repackedByOptimizer(param, repackShared) || entry.rowsRepacked < 0 ||
+    if (!entry.repackedByOptimizer(param) || entry.rowsRepacked < 0 ||
         entry.current)
       continue;
     int64_t rows = entry.storedRows(), grain = gemm::repackRowGrain(kernel);

@@ -10,8 +10,9 @@
 // holds one packed copy per (weight, reading). A copy that one product per
 // step read, packed during that product, is instead repacked by the
 // optimizer as it writes the weight (rowsWritten), from the rows still in
-// cache; on a rank that never waits (setRepackShared) so is a copy that
-// several products read (docs/design.md, "Packed weights").
+// cache, and so is a copy that a product packed before the rank's first
+// wait of the step, which no wait could have packed (docs/design.md,
+// "Packed weights").
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIPECC_RUNTIME_CPU_PACKEDWEIGHTS_H
@@ -48,11 +49,6 @@ public:
   /// of them; a copy is current again once all its rows are.
   void rowsWritten(const gemm::Kernel &kernel, const float *param,
                    int64_t begin, int64_t end);
-  /// Whether the optimizer also repacks the copies that several products
-  /// read in the last step (default: only those one product read). For a
-  /// rank that never waits, whose every packing lies on its step's path.
-  void setRepackShared(bool enabled) { repackShared = enabled; }
-  bool repacksShared() const { return repackShared; }
   /// Frees every copy (the packing count stays).
   void release() { entries.clear(); }
   /// Bytes of packed copies held.
@@ -67,8 +63,10 @@ private:
     int64_t k, n, ldb;
     bool current;
     gemm::PackedMatrix packed;
-    /// Whether its last packing was a wait's (packOneStale).
+    /// Whether its last packing was a wait's (packOneStale), and whether
+    /// a product's before any wait of its step had packed a copy.
     bool packedInWait = false;
+    bool packedBeforeWaits = false;
     /// Products through it since the last invalidate, and in the interval
     /// before (a step's).
     int64_t products = 0, productsBefore = 0;
@@ -76,13 +74,15 @@ private:
     int64_t rowsRepacked = 0;
     int64_t storedRows() const { return transB ? n : k; }
     /// Whether the optimizer repacks it (repackGrain, rowsWritten).
-    bool repackedByOptimizer(const float *param, bool shared) const;
+    bool repackedByOptimizer(const float *param) const;
   };
   /// The entry of this reading of `b`, a new stale one if none is held.
   Entry &find(bool transB, int64_t k, int64_t n, const float *b, int64_t ldb);
   std::vector<std::unique_ptr<Entry>> entries;
   int64_t packCount = 0;
-  bool repackShared = false;
+  /// Whether a wait has packed (or found nothing stale to pack) since the
+  /// last invalidate: the rank has waited in this step.
+  bool waited = false;
 };
 
 } // namespace pipecc::rt

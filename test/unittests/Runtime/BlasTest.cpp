@@ -140,12 +140,13 @@ int64_t packingsSoFar() {
 // Device::sgdStepAndClearF32 calls them): a copy one product read in the
 // last step is repacked from the rows written, run by run, and is then
 // current: the next product sees the new values without packing. A copy
-// several products read, or a weight whose rows were not all reported, is
-// left stale and packed at its next product.
+// several products read after the rank's first wait, or a weight whose
+// rows were not all reported, is left stale and packed at its next product.
 TEST(Blas, OptimizerRepacksCopiesThatOneProductReadPerStep) {
+  // Only this test's copies in the cache (off frees every copy).
+  pipecc_rt_blas_set_packed_weights(0);
   if (!pipecc_rt_blas_set_packed_weights(1))
     GTEST_SKIP() << "no packed-weight kernel for this CPU";
-  EXPECT_EQ(pipecc_rt_blas_set_repack_shared_copies(0), 0) << "the default";
   pipecc_rt_weights_changed();
   const int64_t m = 4, n = 100, k = 30;
   std::vector<float> x(m * k, 0.5f), w(n * k, 0.25f), shared(n * k, 0.25f),
@@ -153,8 +154,9 @@ TEST(Blas, OptimizerRepacksCopiesThatOneProductReadPerStep) {
   auto forward = [&](const std::vector<float> &weight) {
     forwardThroughCopy(x, weight, y, m, n, k);
   };
-  // A step: w read by one product, `shared` by two.
+  // A step: w read by one product, then a wait, then `shared` read by two.
   forward(w);
+  EXPECT_EQ(pipecc_rt_pack_stale_weight(), 0) << "nothing stale to pack";
   forward(shared);
   forward(shared);
   // The optimizer: every copy stale, then each weight written run by run.
@@ -190,61 +192,60 @@ TEST(Blas, OptimizerRepacksCopiesThatOneProductReadPerStep) {
   pipecc_rt_weights_changed();
 }
 
-// A rank that never waits (pipecc_rt_blas_set_repack_shared_copies(1), as
-// the CPU target sets at P = 1): the optimizer also repacks a copy that
-// several products read, and the next step's products pack nothing; a
-// copy a wait packed still stays with the waits.
-TEST(Blas, OptimizerRepacksSharedCopiesOnARankThatNeverWaits) {
-  // Only this test's copies in the cache (off frees every copy).
+// A copy that several products read and the first of them packed before
+// the rank's first wait of the step (every copy at P = 1, which never
+// waits) is repacked by the optimizer too: no wait could have packed it.
+// The next step's products pack nothing and see the new values. A copy a
+// wait packed, or one a product packed after a wait, stays.
+TEST(Blas, OptimizerRepacksCopiesNoWaitCouldPack) {
   pipecc_rt_blas_set_packed_weights(0);
   if (!pipecc_rt_blas_set_packed_weights(1))
     GTEST_SKIP() << "no packed-weight kernel for this CPU";
-  pipecc_rt_blas_set_repack_shared_copies(1);
   pipecc_rt_weights_changed();
   const int64_t m = 4, n = 100, k = 30;
-  std::vector<float> x(m * k, 0.5f), shared(n * k, 0.25f),
-      waited(n * k, 0.25f), y(m * n);
+  std::vector<float> x(m * k, 0.5f), early(n * k, 0.25f),
+      waited(n * k, 0.25f), late(n * k, 0.25f), y(m * n);
   auto forward = [&](const std::vector<float> &weight) {
     forwardThroughCopy(x, weight, y, m, n, k);
   };
-  // A first step makes both copies; the optimizer leaves them stale.
-  forward(shared);
+  // A first step makes the copies (in this order); the optimizer leaves
+  // them stale.
+  forward(early);
   forward(waited);
+  forward(late);
   pipecc_rt_weights_changed();
-  // The next step: `shared` packed by the first of its three products,
-  // `waited` by a wait before its two.
-  forward(shared);
+  // The next step: `early` packed by the first of its three products; a
+  // wait packs `waited` (the first stale copy) before its message comes;
+  // `late` packed by the first of its two products, after the wait.
+  forward(early);
+  forward(early);
+  forward(early);
   EXPECT_EQ(pipecc_rt_pack_stale_weight(), 1);
-  EXPECT_EQ(pipecc_rt_pack_stale_weight(), 0);
-  forward(shared);
-  forward(shared);
+  forward(late);
+  forward(late);
   forward(waited);
   forward(waited);
   // The optimizer.
   pipecc_rt_weights_changed();
-  int64_t grain = pipecc_rt_weight_repack_grain(shared.data());
-  ASSERT_GT(grain, 0) << "a copy three products read";
+  int64_t grain = pipecc_rt_weight_repack_grain(early.data());
+  ASSERT_GT(grain, 0) << "packed by a product before any wait";
   EXPECT_EQ(pipecc_rt_weight_repack_grain(waited.data()), 0)
-      << "a copy a wait packed";
+      << "packed by a wait";
+  EXPECT_EQ(pipecc_rt_weight_repack_grain(late.data()), 0)
+      << "packed by a product after a wait";
   int64_t before = packingsSoFar();
   for (int64_t first = 0; first < n * k; first += grain) {
     int64_t end = std::min(n * k, first + grain);
-    std::fill(shared.begin() + first, shared.begin() + end, 1.0f);
-    pipecc_rt_weight_written(shared.data(), first, end);
+    std::fill(early.begin() + first, early.begin() + end, 1.0f);
+    pipecc_rt_weight_written(early.data(), first, end);
   }
-  EXPECT_EQ(packingsSoFar() - before, 1) << "shared's copy, by the optimizer";
-  // The next step: none of shared's products packs, all see the new values.
+  EXPECT_EQ(packingsSoFar() - before, 1) << "early's copy, by the optimizer";
   for (int i = 0; i < 3; ++i) {
-    forward(shared);
+    forward(early);
     EXPECT_FLOAT_EQ(y[0], 0.5f * k);
     EXPECT_FLOAT_EQ(y[m * n - 1], 0.5f * k);
   }
   EXPECT_EQ(packingsSoFar() - before, 1);
-  // Off again (the default): a copy several products read is left to its
-  // products.
-  EXPECT_EQ(pipecc_rt_blas_set_repack_shared_copies(0), 1);
-  pipecc_rt_weights_changed();
-  EXPECT_EQ(pipecc_rt_weight_repack_grain(shared.data()), 0);
   pipecc_rt_weights_changed();
 }
 

@@ -502,12 +502,6 @@ void pipecc_rt_weight_written(const float *param, int64_t begin,
  * pipecc_rt_sgemm_weight now uses them (never on a CPU without a
  * packed-weight kernel). */
 int32_t pipecc_rt_blas_set_packed_weights(int32_t enabled);
-/* Whether pipecc_rt_weight_repack_grain also gives the optimizer the
- * copies that several products read in the last step (M > 1), not only
- * those one product read: for a rank that never waits (a one-stage
- * pipeline), where every packing in a product lies on the step's path.
- * Default 0; returns the previous setting. */
-int32_t pipecc_rt_blas_set_repack_shared_copies(int32_t enabled);
 typedef struct pipecc_rt_packed_weight_counters {
   int64_t packs; /* packings since the process started */
   int64_t bytes; /* bytes of packed copies held now */
