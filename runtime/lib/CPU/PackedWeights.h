@@ -64,7 +64,8 @@ private:
     bool current;
     gemm::PackedMatrix packed;
     /// Whether its last packing was a wait's (packOneStale), and whether
-    /// a product's before any wait of its step had packed a copy.
+    /// it was a product's that ran before its step's first wait (no wait
+    /// could have packed it). Both hold while the optimizer repacks it.
     bool packedInWait = false;
     bool packedBeforeWaits = false;
     /// Products through it since the last invalidate, and in the interval

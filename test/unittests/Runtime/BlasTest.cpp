@@ -129,6 +129,28 @@ void forwardThroughCopy(const std::vector<float> &x,
                          y.data(), n);
 }
 
+/// The optimizer's pass over `param`: written with `value` in runs of
+/// `grain` floats, each reported (pipecc_rt_weight_written) as it is done.
+void writeInRuns(std::vector<float> &param, int64_t grain, float value) {
+  int64_t size = static_cast<int64_t>(param.size());
+  for (int64_t first = 0; first < size; first += grain) {
+    int64_t end = std::min(size, first + grain);
+    std::fill(param.begin() + first, param.begin() + end, value);
+    pipecc_rt_weight_written(param.data(), first, end);
+  }
+}
+
+/// Empties the packed-weight cache (turning the copies off frees them)
+/// and turns the copies on again, all stale, so that a test sees only its
+/// own; false on a CPU without a packed-weight kernel.
+bool startWithNoCopies() {
+  pipecc_rt_blas_set_packed_weights(0);
+  if (!pipecc_rt_blas_set_packed_weights(1))
+    return false;
+  pipecc_rt_weights_changed();
+  return true;
+}
+
 /// Packings of weight copies since the process started.
 int64_t packingsSoFar() {
   pipecc_rt_packed_weight_counters counters;
@@ -143,11 +165,8 @@ int64_t packingsSoFar() {
 // several products read after the rank's first wait, or a weight whose
 // rows were not all reported, is left stale and packed at its next product.
 TEST(Blas, OptimizerRepacksCopiesThatOneProductReadPerStep) {
-  // Only this test's copies in the cache (off frees every copy).
-  pipecc_rt_blas_set_packed_weights(0);
-  if (!pipecc_rt_blas_set_packed_weights(1))
+  if (!startWithNoCopies())
     GTEST_SKIP() << "no packed-weight kernel for this CPU";
-  pipecc_rt_weights_changed();
   const int64_t m = 4, n = 100, k = 30;
   std::vector<float> x(m * k, 0.5f), w(n * k, 0.25f), shared(n * k, 0.25f),
       y(m * n);
@@ -166,11 +185,7 @@ TEST(Blas, OptimizerRepacksCopiesThatOneProductReadPerStep) {
   EXPECT_EQ(grain % k, 0) << "whole rows of W";
   EXPECT_EQ(pipecc_rt_weight_repack_grain(shared.data()), 0);
   int64_t before = packingsSoFar();
-  for (int64_t first = 0; first < n * k; first += grain) {
-    int64_t end = std::min(n * k, first + grain);
-    std::fill(w.begin() + first, w.begin() + end, 1.0f);
-    pipecc_rt_weight_written(w.data(), first, end);
-  }
+  writeInRuns(w, grain, 1.0f);
   std::fill(shared.begin(), shared.end(), 1.0f);
   EXPECT_EQ(packingsSoFar() - before, 1) << "w's copy, by the optimizer";
   // The next step: w's product packs nothing and sees the new values;
@@ -198,10 +213,8 @@ TEST(Blas, OptimizerRepacksCopiesThatOneProductReadPerStep) {
 // The next step's products pack nothing and see the new values. A copy a
 // wait packed, or one a product packed after a wait, stays.
 TEST(Blas, OptimizerRepacksCopiesNoWaitCouldPack) {
-  pipecc_rt_blas_set_packed_weights(0);
-  if (!pipecc_rt_blas_set_packed_weights(1))
+  if (!startWithNoCopies())
     GTEST_SKIP() << "no packed-weight kernel for this CPU";
-  pipecc_rt_weights_changed();
   const int64_t m = 4, n = 100, k = 30;
   std::vector<float> x(m * k, 0.5f), early(n * k, 0.25f),
       waited(n * k, 0.25f), late(n * k, 0.25f), y(m * n);
@@ -234,11 +247,7 @@ TEST(Blas, OptimizerRepacksCopiesNoWaitCouldPack) {
   EXPECT_EQ(pipecc_rt_weight_repack_grain(late.data()), 0)
       << "packed by a product after a wait";
   int64_t before = packingsSoFar();
-  for (int64_t first = 0; first < n * k; first += grain) {
-    int64_t end = std::min(n * k, first + grain);
-    std::fill(early.begin() + first, early.begin() + end, 1.0f);
-    pipecc_rt_weight_written(early.data(), first, end);
-  }
+  writeInRuns(early, grain, 1.0f);
   EXPECT_EQ(packingsSoFar() - before, 1) << "early's copy, by the optimizer";
   for (int i = 0; i < 3; ++i) {
     forward(early);
