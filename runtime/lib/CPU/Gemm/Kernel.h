@@ -86,6 +86,11 @@ struct Kernel {
   /// multiple of directWideNr (null: none).
   DirectMicroKernel directWideMicroKernel = nullptr;
   int64_t directWideMr = 0, directWideNr = 0;
+  /// packB's block packer for panels of directWideNr columns (each a
+  /// kc x directWideNr row-major block, which the wide tile reads with a
+  /// row stride of directWideNr): gemmSmall packs a transposed B this way
+  /// so that it too takes the wide tile (null: it takes the narrow one).
+  PackBBlock packBWide = nullptr;
 };
 
 #if defined(__x86_64__)

@@ -34,6 +34,7 @@ constexpr int64_t kMr = 8, kNr = 48;
 /// The direct kernel's tile for B of 64 columns (attention's head width): 6
 /// rows x 4 vectors, 24 accumulators, no 16-column remainder tile.
 constexpr int kWideMr = 6;
+constexpr int64_t kWideNr = 64;
 // Blocking for a core with 48 KiB of L1d and 1 MiB of L2 (AMD Zen 5; Intel's
 // AVX-512 cores have 48 KiB and 1 to 2 MiB), measured with
 // pipecc-gemm-bench --kernel avx512 --kc/--mc (docs/design.md):
@@ -275,14 +276,15 @@ inline void transpose16x16(__m512 r[16]) {
 /// weight, hot or cold (pipecc-gemm-bench's packB line). The row-order
 /// copy of plain B is Packers.h's. With Stream the stores are
 /// non-temporal (`out` 64-byte aligned: Kernel::packBStreaming).
-template <bool Stream>
+template <bool Stream, int64_t NR = kNr>
 void packBPanels512(bool transB, int64_t kc, int64_t n, const float *b,
                     int64_t ldb, int64_t p0, float *out) {
+  static_assert(NR % 16 == 0, "panels of whole 16 x 16 blocks");
   if (!transB)
-    return packBPanels<kNr, Stream>(transB, kc, n, b, ldb, p0, out);
-  for (int64_t j0 = 0; j0 < n; j0 += kNr, out += kc * kNr) {
-    int64_t valid = std::min(kNr, n - j0);
-    for (int64_t g = 0; g < kNr / 16; ++g) {
+    return packBPanels<NR, Stream>(transB, kc, n, b, ldb, p0, out);
+  for (int64_t j0 = 0; j0 < n; j0 += NR, out += kc * NR) {
+    int64_t valid = std::min(NR, n - j0);
+    for (int64_t g = 0; g < NR / 16; ++g) {
       int64_t rows = std::clamp<int64_t>(valid - 16 * g, 0, 16);
       const float *src = b + (j0 + 16 * g) * ldb + p0;
       for (int64_t p = 0; p < kc; p += 16) {
@@ -296,9 +298,9 @@ void packBPanels512(bool transB, int64_t kc, int64_t n, const float *b,
         transpose16x16(r);
         for (int64_t i = 0; i < steps; ++i)
           if constexpr (Stream)
-            _mm512_stream_ps(out + (p + i) * kNr + 16 * g, r[i]);
+            _mm512_stream_ps(out + (p + i) * NR + 16 * g, r[i]);
           else
-            _mm512_storeu_ps(out + (p + i) * kNr + 16 * g, r[i]);
+            _mm512_storeu_ps(out + (p + i) * NR + 16 * g, r[i]);
       }
     }
   }
@@ -315,9 +317,10 @@ const Kernel &avx512Kernel() {
                                 packBPanels512<true>,
                                 packAPanels<kMr>,
                                 directMicroKernel,
-                                directTile<kWideMr, 4>,
+                                directTile<kWideMr, kWideNr / 16>,
                                 kWideMr,
-                                64};
+                                kWideNr,
+                                packBPanels512<false, kWideNr>};
   return kernel;
 }
 
