@@ -1136,6 +1136,7 @@ def cmd_run(out):
                 entry["losses"] = result[1]
                 if runner in ("pipecc", "pipecc-blas"):
                     entry["memory"], entry["timers"] = result[2], result[3]
+                    entry.setdefault("timers_runs", []).append(result[3])
                     entry["gemms"] = result[4]
                     twin = results.get((model, "pipecc", p, m, schedule), {})
                     if twin.get("predicted"):
@@ -1339,11 +1340,53 @@ def report(o, results, extra, cores, say):
                     # holds the other ranks' time slices.
                     say("the same in the ranks' CPU time (ranks sharing a "
                         "CPU): %s" % against_peaks(cpu_rates))
+        report_matmul_runs(rows, x, say)
         report_products(rows, x, say)
         if not features.get("--threads"):
             say()
             say("(`out/launch --threads` n/a: OPENBLAS_NUM_THREADS=1 sets "
                 "one thread per rank)")
+
+
+def report_matmul_runs(rows, x, say):
+    """Per pipecc configuration, each run's ranks: the median step's sgemm
+    rate (`--timers`) against the hot best rate for the model's shapes at
+    its M, the measure of issue 10's matmul criterion, with the lowest
+    rank of all runs. Where ranks share a CPU (they print their products'
+    CPU time) the CPU-time rate: the wall time holds other ranks' slices."""
+    done = [(k, e) for k, e in rows
+            if k[1] == "pipecc" and e.get("timers_runs")]
+    if not done:
+        return
+    runs = max(len(e["timers_runs"]) for _, e in done)
+    say()
+    say("pipecc's matmuls in every run: each rank's median-step sgemm "
+        "GFLOP/s against the hot best rate for the model's shapes, ranks "
+        "separated by /")
+    say()
+    say("| P | M | schedule | rate | %s | lowest |" % " | ".join(
+        "run %d" % (i + 1) for i in range(runs)))
+    say("|---|---|---|---|%s---|" % ("---|" * runs))
+    for (_, _, p, m, schedule), e in done:
+        hot = x["peaks"].get(m, (None, None))[0]
+        if not hot:
+            continue
+        cells, lowest, cpu_time = [], None, False
+        for timers in e["timers_runs"]:
+            text = "\n".join(timers)
+            rates = [float(r) for r in CPU_GFLOPS.findall(text)]
+            cpu_time = cpu_time or bool(rates)
+            rates = rates or [float(r) for r in GFLOPS.findall(text)]
+            shares = [100 * r / hot for r in rates]
+            cells.append("/".join("%.0f%%" % v for v in shares) or "n/a")
+            if shares:
+                lowest = min(shares + ([lowest] if lowest is not None
+                                       else []))
+        cells += ["n/a"] * (runs - len(cells))
+        say("| %d | %d | %s | %s | %s | %s |" % (
+            p, m, schedule, "CPU time" if cpu_time else "wall",
+            " | ".join(cells),
+            "%.0f%%" % lowest if lowest is not None else "n/a"))
 
 
 def report_products(rows, x, say):
