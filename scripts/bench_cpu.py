@@ -1371,7 +1371,7 @@ def report_matmul_runs(rows, x, say):
         hot = x["peaks"].get(m, (None, None))[0]
         if not hot:
             continue
-        cells, lowest, cpu_time = [], None, False
+        cells, every, cpu_time = [], [], False
         for timers in e["timers_runs"]:
             text = "\n".join(timers)
             rates = [float(r) for r in CPU_GFLOPS.findall(text)]
@@ -1379,14 +1379,11 @@ def report_matmul_runs(rows, x, say):
             rates = rates or [float(r) for r in GFLOPS.findall(text)]
             shares = [100 * r / hot for r in rates]
             cells.append("/".join("%.0f%%" % v for v in shares) or "n/a")
-            if shares:
-                lowest = min(shares + ([lowest] if lowest is not None
-                                       else []))
+            every += shares
         cells += ["n/a"] * (runs - len(cells))
         say("| %d | %d | %s | %s | %s | %s |" % (
             p, m, schedule, "CPU time" if cpu_time else "wall",
-            " | ".join(cells),
-            "%.0f%%" % lowest if lowest is not None else "n/a"))
+            " | ".join(cells), "%.0f%%" % min(every) if every else "n/a"))
 
 
 def report_products(rows, x, say):
