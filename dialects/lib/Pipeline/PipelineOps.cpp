@@ -214,9 +214,23 @@ static int64_t chunkOf(OpTy op) {
   int64_t OpTy::getChunk() { return chunkOf(*this); }
 PIPECC_COMPUTE_OP(ForwardOp, Forward)
 PIPECC_COMPUTE_OP(BackwardInputOp, BackwardInput)
-PIPECC_COMPUTE_OP(BackwardWeightOp, BackwardWeight)
 PIPECC_COMPUTE_OP(BackwardOp, Backward)
 #undef PIPECC_COMPUTE_OP
+
+LogicalResult BackwardWeightOp::verify() {
+  if (failed(verifyComputeAction(*this, getVirtualStage(), getMicrobatch())))
+    return failure();
+  int64_t microbatches = (*this)->getParentOfType<ProgramOp>()
+                             .getPipeline()
+                             .getMicrobatches();
+  if (getCount() < 1 || getMicrobatch() + getCount() > microbatches)
+    return emitOpError("covers micro-batches ")
+           << getMicrobatch() << " to " << getMicrobatch() + getCount() - 1
+           << ", out of range [0, " << microbatches << ")";
+  return success();
+}
+int64_t BackwardWeightOp::getRank() { return rankOf(*this); }
+int64_t BackwardWeightOp::getChunk() { return chunkOf(*this); }
 
 LogicalResult ForwardOp::verifySymbolUses(SymbolTableCollection &table) {
   return verifyStageCallee(*this, table, getCalleeAttr(),
@@ -229,9 +243,24 @@ LogicalResult BackwardInputOp::verifySymbolUses(SymbolTableCollection &table) {
 }
 LogicalResult
 BackwardWeightOp::verifySymbolUses(SymbolTableCollection &table) {
-  return verifyStageCallee(*this, table, getCalleeAttr(),
-                           StageFunctionKind::BackwardWeight,
-                           getVirtualStage());
+  if (failed(verifyStageCallee(*this, table, getCalleeAttr(),
+                               StageFunctionKind::BackwardWeight,
+                               getVirtualStage())))
+    return failure();
+  // A grouped function reads a fixed number of micro-batches (checked while
+  // it is a stage function: the lowering keeps only its ABI).
+  Operation *func = table.lookupNearestSymbolFrom(*this, getCalleeAttr());
+  if (!getStageFunctionRole(func))
+    return success();
+  auto perCall = func->getAttrOfType<IntegerAttr>(kMicrobatchesPerCall);
+  int64_t expected = perCall ? perCall.getInt() : 1;
+  if (expected != getCount())
+    return emitOpError("runs ")
+               .append(getCount(), " micro-batches in one call of @",
+                       getCallee(), ", which takes ", expected)
+               .attachNote(func->getLoc())
+           << "function defined here";
+  return success();
 }
 LogicalResult BackwardOp::verifySymbolUses(SymbolTableCollection &table) {
   if (failed(verifyStageCallee(*this, table, getCalleeAttr(),

@@ -32,6 +32,15 @@ struct StageFunctionRole {
 /// attributes; the typed stage attribute of the dialect replaces them
 /// (issue 9, contract 2), and this is the one place that reads them.
 std::optional<StageFunctionRole> getStageFunctionRole(mlir::Operation *func);
+
+/// On a weight-gradient function that runs several micro-batches in one
+/// call (pipecc-group-weight-gradients): how many. Its arguments are the
+/// single function's, once per micro-batch, and each carries
+/// kMicrobatchOffset: which of them (0 for the first, where absent).
+inline constexpr llvm::StringLiteral kMicrobatchesPerCall =
+    "pipeline.microbatches_per_call";
+inline constexpr llvm::StringLiteral kMicrobatchOffset =
+    "pipeline.microbatch_offset";
 } // namespace pipecc::pipeline
 
 #define GET_OP_CLASSES

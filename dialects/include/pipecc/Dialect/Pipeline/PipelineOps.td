@@ -136,7 +136,32 @@ def Pipeline_ForwardOp : Pipeline_ComputeOp<"forward", "forward pass">;
 def Pipeline_BackwardInputOp : Pipeline_ComputeOp<"backward_input",
     "input-gradient half of the backward pass (B)">;
 def Pipeline_BackwardWeightOp : Pipeline_ComputeOp<"backward_weight",
-    "weight-gradient half of the backward pass (W)">;
+    "weight-gradient half of the backward pass (W)"> {
+  let description = [{
+    Runs the weight-gradient half of the backward pass (W) of virtual stage
+    `stage` on `count` consecutive micro-batches from `mb` (one unless
+    written) by calling the stage function `callee` once. A `count` above
+    one calls a grouped function (`pipeline.microbatches_per_call`, made by
+    `pipecc-group-weight-gradients`), which reads each micro-batch's
+    arguments and adds the sum of their weight gradients into the
+    accumulators: one product over `count` times the rows, so that each
+    accumulator is read and written once per group rather than once per
+    micro-batch. The verifier checks the range against the pipeline's
+    micro-batches and `count` against the callee's.
+
+    ```mlir
+    pipeline.backward_weight @stage1_backward_weight stage 1 mb 3
+    pipeline.backward_weight @stage1_backward_weight_x2 stage 1 mb 4 count 2
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$callee, I64Attr:$virtual_stage,
+                       I64Attr:$microbatch,
+                       DefaultValuedAttr<I64Attr, "1">:$count);
+  let assemblyFormat = [{
+    $callee `stage` $virtual_stage `mb` $microbatch (`count` $count^)?
+    attr-dict
+  }];
+}
 def Pipeline_BackwardOp : Pipeline_ComputeOp<"backward",
     "whole backward pass (B then W)"> {
   let description = [{

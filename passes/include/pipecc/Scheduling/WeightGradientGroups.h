@@ -1,0 +1,35 @@
+//===- WeightGradientGroups.h - W of consecutive micro-batches together ----===//
+//
+// A weight gradient dW += dY^T X has as many rows to reduce over (K) as a
+// micro-batch, and reads and writes its accumulator once per call: with a
+// micro-batch of 32 to 64 rows that pass over the accumulator, not the
+// arithmetic, bounds it (docs/design.md, "What the weight gradients have
+// left"). Running the W of consecutive micro-batches as one call with
+// their rows side by side halves those passes. This transform only orders:
+// each virtual stage's W come in groups of `size` consecutive
+// micro-batches, back to back, where the schedule put the group's last one.
+// The lowering (pipecc-group-weight-gradients) turns each run into one call.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIPECC_SCHEDULING_WEIGHTGRADIENTGROUPS_H
+#define PIPECC_SCHEDULING_WEIGHTGRADIENTGROUPS_H
+
+#include "pipecc/Scheduling/Problem.h"
+
+namespace pipecc::scheduling {
+
+/// `schedule` with each virtual stage's W (the schedule must split the
+/// backward) gathered into groups of `size`: taken in the order the rank
+/// runs them, `size` at a time, a group of consecutive micro-batches m,
+/// m + 1, ... moves its earlier members to just before its last. A W only
+/// ever moves later, after its own B, so the result is as complete and
+/// deadlock-free as `schedule` (verify() checks it again); a virtual
+/// stage's activations for W stay live longer, by up to size - 1
+/// micro-batches. Members that are not consecutive, and a last partial
+/// group, stay where they are. Fails on a schedule with a fused backward.
+Result<Schedule> groupWeightGradients(const ScheduleProblem &problem,
+                                      const Schedule &schedule, int size);
+
+} // namespace pipecc::scheduling
+
+#endif // PIPECC_SCHEDULING_WEIGHTGRADIENTGROUPS_H
