@@ -14,6 +14,7 @@
 #include "pipecc/Scheduling/Communication.h"
 #include "pipecc/Scheduling/Generators.h"
 #include "pipecc/Scheduling/Simulator.h"
+#include "pipecc/Scheduling/WeightGradientGroups.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
@@ -84,6 +85,11 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
       return module.emitError("--split-backward must be true, false or auto, "
                               "got '")
              << splitBackward << "'";
+    if (weightGradientGroup < 1 || weightGradientGroup > microbatches)
+      return module.emitError("--weight-gradient-group must be between 1 "
+                              "and the micro-batches (")
+             << microbatches.getValue() << "), got "
+             << weightGradientGroup.getValue();
     if (SymbolTable::lookupSymbolIn(module, kPipelineName))
       return module.emitError("the module already has a symbol @")
              << kPipelineName << "; schedule it only once";
@@ -97,6 +103,13 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
              << chunks.getValue() << " does not match the partition, which "
              << "cut " << table.chunks << " virtual stages per rank";
     int numStages = table.stages.size();
+    // Grouping needs W apart from B: split where the schedule would not,
+    // unless told not to or a stage has no W.
+    if (weightGradientGroup > 1 && splitBackward == "auto" &&
+        llvm::all_of(table.stages, [](const VirtualStage &stage) {
+          return static_cast<bool>(stage.backwardWeight);
+        }))
+      *split = true;
     for (const VirtualStage &stage : table.stages) {
       if (!stage.backwardInput)
         return module.emitError("virtual stage ")
@@ -163,6 +176,13 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
              << " placement) on " << microbatches.getValue()
              << " micro-batches with '" << scheduleName
              << "': " << schedule.message();
+    if (problem.splitBackward && weightGradientGroup > 1) {
+      schedule = sched::groupWeightGradients(
+          problem, *schedule, static_cast<int>(weightGradientGroup));
+      if (!schedule)
+        return module.emitError("cannot group the weight gradients of '")
+               << scheduleName << "': " << schedule.message();
+    }
     sched::Result<std::vector<sched::Program>> programs =
         sched::materializeCommunication(problem, *schedule, sizes, timing);
     if (!programs)

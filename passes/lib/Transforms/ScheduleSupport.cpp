@@ -220,8 +220,15 @@ FailureOr<LibraryPrograms> pipecc::toLibraryPrograms(PipelineOp pipeline) {
         program.back().bytes += action->bytes;
         continue;
       }
-      program.push_back(std::move(*action));
-      result.ops[rank].push_back(&op);
+      // A grouped W (count > 1) is the W of each of its micro-batches, run
+      // back to back.
+      auto weight = llvm::dyn_cast<BackwardWeightOp>(op);
+      int64_t count = weight ? weight.getCount() : 1;
+      for (int64_t i = 0; i < count; ++i) {
+        program.push_back(*action);
+        program.back().compute.microbatch += static_cast<int>(i);
+        result.ops[rank].push_back(&op);
+      }
     }
   }
   if (!ok)

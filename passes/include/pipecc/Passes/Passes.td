@@ -212,8 +212,48 @@ def Schedule : Pass<"pipecc-schedule", "::mlir::ModuleOp"> {
     Option<"chunks", "chunks", "int64_t", /*default=*/"0",
            "Virtual stages per rank the partition must have cut (0: as "
            "the stage table says)">,
+    Option<"weightGradientGroup", "weight-gradient-group", "int64_t",
+           /*default=*/"1",
+           "Run the weight gradients (W) of this many consecutive "
+           "micro-batches back to back (scheduling library's "
+           "groupWeightGradients; splits the backward where the schedule "
+           "would not); pipecc-group-weight-gradients makes each run one "
+           "call. 1: as the schedule places them">,
   ];
   let dependentDialects = ["::pipecc::pipeline::PipelineDialect"];
+}
+
+def GroupWeightGradients : Pass<"pipecc-group-weight-gradients",
+                                 "::mlir::ModuleOp"> {
+  let summary = "Runs the weight gradients of consecutive micro-batches "
+                "in one call";
+  let description = [{
+    Replaces each run of `size` back-to-back `pipeline.backward_weight` ops
+    of one virtual stage on micro-batches m, m + 1, ... (as
+    `pipecc-schedule{weight-gradient-group=size}` places them) with one
+    `pipeline.backward_weight ... mb m count size` that calls a grouped
+    copy of the stage's weight-gradient function, `<function>_x<size>`.
+    The copy takes the function's arguments once per micro-batch (the later
+    ones marked `pipeline.microbatch_offset`) and returns the sum of the
+    micro-batches' parameter gradients. A gradient that is a product
+    dY^T X becomes one product over the micro-batches' rows joined with
+    `graph.concat`: one pass over its accumulator per group instead of one
+    per micro-batch. Other W ops stay as they are; a function with a
+    result that is not a parameter gradient is an error.
+
+    ```mlir
+    pipeline.backward_weight @stage1_backward_weight stage 1 mb 0
+    pipeline.backward_weight @stage1_backward_weight stage 1 mb 1
+    // becomes
+    pipeline.backward_weight @stage1_backward_weight_x2 stage 1 mb 0 count 2
+    ```
+  }];
+  let options = [
+    Option<"size", "size", "int64_t", /*default=*/"2",
+           "Micro-batches per call; 1 changes nothing">,
+  ];
+  let dependentDialects = ["::pipecc::graph::GraphDialect",
+                           "::mlir::func::FuncDialect"];
 }
 
 def VerifyPipeline : Pass<"pipecc-verify-pipeline", "::mlir::ModuleOp"> {
