@@ -127,9 +127,12 @@ std::string precisionPipeline(const DriverOptions &options) {
 }
 
 std::string schedulePipeline(const DriverOptions &options) {
+  std::string group = std::to_string(options.weightGradientGroup);
   return "pipecc-schedule{schedule=" + options.schedule +
          " microbatches=" + std::to_string(options.microbatches) +
          " chunks=" + std::to_string(options.chunks) +
+         " weight-gradient-group=" + group +
+         "},pipecc-group-weight-gradients{size=" + group +
          "},pipecc-verify-pipeline";
 }
 

@@ -237,3 +237,37 @@ func.func @gradient_written_between(%z: memref<4x8xf32>, %dz: memref<4x8xf32>, %
   }
   return
 }
+
+// -----
+
+// The sum goes into a temporary allocated after the producer (a grouped
+// weight gradient adds two micro-batches' sums): the allocation moves up
+// so that the fused loop can write it.
+// CHECK-LABEL: func.func @sum_into_later_allocation(
+// CHECK: %[[T:.*]] = memref.alloc() : memref<8xf32>
+// CHECK-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[T]] : memref<8xf32>)
+// CHECK-NEXT: linalg.generic
+// CHECK-SAME: outs(%{{.*}}, %[[T]] : memref<4x8xf32>, memref<8xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: memref.copy %[[T]]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @sum_into_later_allocation(%z: memref<4x8xf32>, %dz: memref<4x8xf32>, %db: memref<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%z : memref<4x8xf32>) outs(%dz : memref<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.maximumf %a, %zero : f32
+    linalg.yield %s : f32
+  }
+  %t = memref.alloc() : memref<8xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<8xf32>)
+  linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%dz : memref<4x8xf32>) outs(%t : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  memref.copy %t, %db : memref<8xf32> to memref<8xf32>
+  return
+}

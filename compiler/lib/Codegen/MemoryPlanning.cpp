@@ -67,6 +67,11 @@ public:
 private:
   struct Call {
     SmallVector<int64_t> reads, writes;
+    /// Per read: which of the call's micro-batches it belongs to (a grouped
+    /// weight-gradient function reads several; pipeline::kMicrobatchOffset).
+    SmallVector<int64_t> readOffsets;
+    /// The data inputs it reads, each with its offset.
+    SmallVector<std::pair<int64_t, int64_t>> dataInputs;
   };
 
   int64_t add(StringRef name, BufferKind kind, int64_t bytes,
@@ -128,14 +133,15 @@ private:
   llvm::StringSet<> readTensors, messageTensors;
   SmallVector<int64_t> dataBuffers;
   llvm::StringMap<Call> calls; // by symbol
-  /// By function symbol: the data inputs it reads.
-  llvm::StringMap<SmallVector<int64_t>> dataInputsOf;
 };
 
 LogicalResult RecordCollector::collectFunction(func::FuncOp func) {
   Call call;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     auto type = llvm::cast<RankedTensorType>(func.getArgument(i).getType());
+    auto offset =
+        func.getArgAttrOfType<IntegerAttr>(i, pipeline::kMicrobatchOffset);
+    call.readOffsets.push_back(offset ? offset.getInt() : 0);
     if (auto input = func.getArgAttrOfType<StringAttr>(i, attrs::kBindInput)) {
       auto it = bufferOfInput.find(input.getValue());
       if (it == bufferOfInput.end()) {
@@ -144,7 +150,7 @@ LogicalResult RecordCollector::collectFunction(func::FuncOp func) {
         it = bufferOfInput.try_emplace(input.getValue(), id).first;
         dataBuffers.push_back(id);
       }
-      dataInputsOf[func.getSymName()].push_back(it->second);
+      call.dataInputs.push_back({it->second, call.readOffsets.back()});
       call.reads.push_back(it->second);
       continue;
     }
@@ -193,20 +199,34 @@ LogicalResult RecordCollector::collectFunction(func::FuncOp func) {
 void RecordCollector::addCall(int microbatch, StringRef callee,
                               std::string label,
                               ArrayRef<int64_t> extraWrites) {
-  memory::ActionRecord record;
-  record.microbatch = microbatch;
-  record.label = std::move(label);
-  record.defines.assign(extraWrites.begin(), extraWrites.end());
-  // The runtime loads the data inputs a function reads right before it.
-  if (auto inputs = dataInputsOf.find(callee); inputs != dataInputsOf.end())
-    record.defines.insert(record.defines.end(), inputs->second.begin(),
-                          inputs->second.end());
-  if (auto it = calls.find(callee); it != calls.end()) {
-    record.uses.assign(it->second.reads.begin(), it->second.reads.end());
-    record.defines.insert(record.defines.end(), it->second.writes.begin(),
-                          it->second.writes.end());
+  auto it = calls.find(callee);
+  const Call *call = it != calls.end() ? &it->second : nullptr;
+  // One record per micro-batch the call reads (several for a grouped
+  // weight gradient), the first with what it writes.
+  int64_t last = 0;
+  if (call)
+    for (int64_t offset : call->readOffsets)
+      last = std::max(last, offset);
+  for (int64_t offset = 0; offset <= last; ++offset) {
+    memory::ActionRecord record;
+    record.microbatch = microbatch + static_cast<int>(offset);
+    record.label = offset ? label + "+" + std::to_string(offset) : label;
+    if (!offset)
+      record.defines.assign(extraWrites.begin(), extraWrites.end());
+    if (call) {
+      // The runtime loads the data inputs a function reads right before it.
+      for (auto [buffer, at] : call->dataInputs)
+        if (at == offset)
+          record.defines.push_back(buffer);
+      for (auto [buffer, at] : llvm::zip(call->reads, call->readOffsets))
+        if (at == offset)
+          record.uses.push_back(buffer);
+      if (!offset)
+        record.defines.insert(record.defines.end(), call->writes.begin(),
+                              call->writes.end());
+    }
+    actions.push_back(std::move(record));
   }
-  actions.push_back(std::move(record));
 }
 
 LogicalResult RecordCollector::collect(pipeline::ProgramOp program,
@@ -247,6 +267,7 @@ LogicalResult RecordCollector::collect(pipeline::ProgramOp program,
               return success();
             })
             .Case([&](pipeline::BackwardWeightOp w) {
+              // A grouped W records each of its micro-batches.
               addCall(w.getMicrobatch(), w.getCallee(),
                       mbLabel("W", w.getMicrobatch()));
               return success();
@@ -304,7 +325,13 @@ LogicalResult RecordCollector::collect(pipeline::ProgramOp program,
                 : llvm::isa<pipeline::RecvOp>(op) ? MessageWaitAction::Recv
                                                   : MessageWaitAction::Other;
     for (size_t r = firstRecordOf.back(); r < actions.size(); ++r) {
-      view.microbatch = actions[r].microbatch;
+      // A grouped W's records cover consecutive micro-batches.
+      if (r == firstRecordOf.back() || actions[r].microbatch < 0)
+        view.microbatch = actions[r].microbatch;
+      else
+        view.microbatchCount = std::max<int64_t>(
+            view.microbatchCount,
+            actions[r].microbatch - view.microbatch + 1);
       for (int64_t id : actions[r].uses)
         view.reads.push_back(buffers[id].name);
       for (int64_t id : actions[r].defines)

@@ -126,6 +126,12 @@ static cl::opt<std::string>
            cl::desc("Virtual stages per rank, for interleaved and V "
                     "schedules (default 1)"),
            cl::value_desc("v"), cl::init("1"), cl::cat(trainingCategory));
+static cl::opt<std::string> weightGradientGroup(
+    "weight-gradient-group",
+    cl::desc("Run the weight gradients of this many consecutive "
+             "micro-batches as one call, one product over their rows "
+             "joined (1: one call each; default 1)"),
+    cl::value_desc("N"), cl::init("1"), cl::cat(trainingCategory));
 static cl::opt<std::string>
     schedule("schedule",
              cl::desc("Pipeline schedule: gpipe, 1f1b, interleaved-1f1b "
@@ -468,7 +474,9 @@ int main(int argc, char **argv) {
         std::tuple{"--microbatches", &microbatches, &options.microbatches,
                    int64_t{1}, kInt32Max},
         std::tuple{"--chunks", &chunks, &options.chunks, int64_t{1},
-                   kInt32Max}}) {
+                   kInt32Max},
+        std::tuple{"--weight-gradient-group", &weightGradientGroup,
+                   &options.weightGradientGroup, int64_t{1}, kInt32Max}}) {
     std::optional<int64_t> value =
         pipecc::rt::parseIntegerOption(flag, *text, min, max, numberError);
     if (!value)

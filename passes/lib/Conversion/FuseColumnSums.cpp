@@ -152,6 +152,18 @@ findProducer(linalg::GenericOp sum) {
           llvm::any_of(producer.getDpsInputs(),
                        [&](Value in) { return rootBuffer(in) == total; }))
         return std::nullopt;
+      // The fused loop writes the sum where the producer stands: its
+      // output must exist there. An allocation made in between (a sum
+      // into a temporary, as a grouped weight gradient adds the
+      // micro-batches' sums) moves up; anything else stays unfused.
+      if (Operation *def = total.getDefiningOp();
+          def && def->getBlock() == producer->getBlock() &&
+          producer->isBeforeInBlock(def)) {
+        if (!isa<memref::AllocOp, memref::AllocaOp>(def) ||
+            def->getNumOperands() != 0)
+          return std::nullopt;
+        def->moveBefore(producer);
+      }
       return std::make_pair(producer, fill);
     }
     if (mayAccess(op, stored, /*writesOnly=*/true) ||

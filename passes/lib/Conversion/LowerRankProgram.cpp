@@ -63,6 +63,10 @@ struct StageCall {
   /// The data inputs it reads: loaded for the micro-batch before the call.
   SmallVector<int64_t> dataInputs;
   SmallVector<int64_t> argBuffers;
+  /// Per data input and per argument: which of the call's micro-batches it
+  /// belongs to, counted from the action's first (a grouped weight-gradient
+  /// function reads several; pipeline::kMicrobatchOffset).
+  SmallVector<int64_t> dataInputOffsets, argOffsets;
   SmallVector<int64_t> resultBuffers;
   /// For each result: the gradient buffers it is added into (one value can
   /// be the gradient of several parameters).
@@ -297,6 +301,9 @@ LogicalResult RankHostBuilder::collect(LLVM::LLVMFuncOp func,
   Location where = func.getLoc();
   for (auto [i, binding] : llvm::enumerate(abi->args)) {
     RankedTensorType type = bindingType(binding);
+    auto offsetAttr = binding.getAs<IntegerAttr>(pipeline::kMicrobatchOffset);
+    int64_t offset = offsetAttr ? offsetAttr.getInt() : 0;
+    stage.argOffsets.push_back(offset);
     if (auto input = binding.getAs<StringAttr>(attrs::kBindInput)) {
       auto it = bufferOfInput.find(input.getValue());
       if (it == bufferOfInput.end()) {
@@ -318,6 +325,7 @@ LogicalResult RankHostBuilder::collect(LLVM::LLVMFuncOp func,
         dataBuffers.push_back(*id);
       }
       stage.dataInputs.push_back(it->second);
+      stage.dataInputOffsets.push_back(offset);
       stage.argBuffers.push_back(it->second);
       continue;
     }
@@ -445,16 +453,17 @@ LogicalResult RankHostBuilder::emitStageCall(OpBuilder &ob, Value context,
            << expected << " pointer arguments (bare-pointer memrefs: inputs, "
            << "then outputs), found " << callee.getNumArguments();
   Value mb = constI64(ob, microbatch);
-  auto pointer = [&](int64_t buffer) {
+  auto pointer = [&](int64_t buffer, int64_t offset) {
     return call(ob, "pipecc_rt_buffer_microbatch",
-                {context, constI64(ob, buffer), mb});
+                {context, constI64(ob, buffer),
+                 offset ? constI64(ob, microbatch + offset) : mb});
   };
   SmallVector<Value> operands;
-  for (int64_t buffer : stage.argBuffers)
-    operands.push_back(pointer(buffer));
+  for (auto [buffer, offset] : llvm::zip(stage.argBuffers, stage.argOffsets))
+    operands.push_back(pointer(buffer, offset));
   SmallVector<Value> results;
   for (int64_t buffer : stage.resultBuffers)
-    results.push_back(pointer(buffer));
+    results.push_back(pointer(buffer, 0));
   operands.append(results);
   ob.create<LLVM::CallOp>(loc, callee, operands);
   for (auto [index, targets] : llvm::enumerate(stage.accumulateInto))
@@ -612,6 +621,7 @@ MessagePlan RankHostBuilder::messagePlan(ArrayRef<Operation *> actions) {
         })
         .Case([&](pipeline::BackwardWeightOp op) {
           d.microbatch = op.getMicrobatch();
+          d.microbatchCount = op.getCount();
           touchesCall(op.getCallee());
         })
         .Case([&](pipeline::BackwardOp op) {
@@ -652,14 +662,15 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
       return action->emitError("rank has no stage function @") << callee,
              failure();
     const StageCall &call = it->second;
-    for (int64_t buffer : call.dataInputs) {
+    for (auto [buffer, offset] :
+         llvm::zip(call.dataInputs, call.dataInputOffsets)) {
       this->call(ob, "pipecc_rt_load_microbatch",
-                 {context, constI64(ob, buffer), constI64(ob, mb)});
+                 {context, constI64(ob, buffer), constI64(ob, mb + offset)});
       auto check = classIdChecks.find(buffer);
       if (check == classIdChecks.end())
         continue;
       this->call(ob, "pipecc_rt_check_class_ids",
-                 {context, constI64(ob, buffer), constI64(ob, mb),
+                 {context, constI64(ob, buffer), constI64(ob, mb + offset),
                   constI64(ob, buffers[buffer].numClasses),
                   constI32(ob, check->second ? 1 : 0),
                   constI64(ob, check->second.value_or(0))});

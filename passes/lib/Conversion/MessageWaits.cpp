@@ -23,6 +23,17 @@ pipecc::planMessages(llvm::ArrayRef<MessageWaitAction> actions,
     int64_t s = copies(tensor);
     return a >= 0 && b >= 0 && s > 0 && a % s == b % s;
   };
+  // Whether `action` touches, for a micro-batch other than `mb` (or any,
+  // with `otherOnly` false), the copy of `tensor` that `mb` uses.
+  auto touchesCopy = [&](const MessageWaitAction &action,
+                         llvm::StringRef tensor, int64_t mb, bool otherOnly) {
+    for (int64_t i = 0; i < action.microbatchCount; ++i) {
+      int64_t m = action.microbatch < 0 ? -1 : action.microbatch + i;
+      if ((!otherOnly || m != mb) && sameCopy(tensor, m, mb))
+        return true;
+    }
+    return false;
+  };
   llvm::StringMap<size_t> lastPost;
   for (auto [i, message] : llvm::enumerate(actions)) {
     if (message.kind == MessageWaitAction::Other)
@@ -35,8 +46,8 @@ pipecc::planMessages(llvm::ArrayRef<MessageWaitAction> actions,
       size_t post = postReceivesEarly ? 0 : i;
       for (size_t j = i; postReceivesEarly && j-- > 0;) {
         const MessageWaitAction &earlier = actions[j];
-        if (earlier.microbatch != message.microbatch &&
-            sameCopy(tensor, earlier.microbatch, message.microbatch) &&
+        if (touchesCopy(earlier, tensor, message.microbatch,
+                        /*otherOnly=*/true) &&
             (llvm::is_contained(earlier.reads, tensor) ||
              llvm::is_contained(earlier.writes, tensor))) {
           post = j + 1;
@@ -56,9 +67,10 @@ pipecc::planMessages(llvm::ArrayRef<MessageWaitAction> actions,
     for (size_t j = i + 1; j < actions.size() && at == actions.size(); ++j) {
       const MessageWaitAction &later = actions[j];
       bool writes = llvm::is_contained(later.writes, tensor) &&
-                    sameCopy(tensor, later.microbatch, message.microbatch);
+                    touchesCopy(later, tensor, message.microbatch,
+                                /*otherOnly=*/false);
       bool reads = llvm::is_contained(later.reads, tensor) &&
-                   later.microbatch == message.microbatch;
+                   later.runs(message.microbatch);
       // A send's bytes are read by the transfer until its wait: only a
       // write of the same copy must wait for it. A receive's bytes are
       // written until its wait: every use of them must wait.

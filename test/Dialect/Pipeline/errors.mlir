@@ -264,3 +264,28 @@ pipeline.pipeline @p ranks = 1 chunks = 1 microbatches = 1 schedule = "gpipe" pl
   // expected-error @+1 {{is not allowed directly in a pipeline; only 'pipeline.program' is}}
   "graph.constant"() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
 }
+
+// -----
+
+func.func private @stage0_backward_weight_x2() attributes {pipeline.kind = "backward_weight", pipeline.stage = 0 : i64, pipeline.microbatches_per_call = 2 : i64}
+pipeline.pipeline @p ranks = 2 chunks = 1 microbatches = 4 schedule = "zb-h1" placement = [0, 1] {
+  pipeline.program rank 0 {
+    // expected-error @+1 {{covers micro-batches 3 to 4, out of range [0, 4)}}
+    pipeline.backward_weight @stage0_backward_weight_x2 stage 0 mb 3 count 2
+  }
+  pipeline.program rank 1 {
+  }
+}
+
+// -----
+
+// expected-note @+1 {{function defined here}}
+func.func private @stage0_backward_weight_x2() attributes {pipeline.kind = "backward_weight", pipeline.stage = 0 : i64, pipeline.microbatches_per_call = 2 : i64}
+pipeline.pipeline @p ranks = 2 chunks = 1 microbatches = 4 schedule = "zb-h1" placement = [0, 1] {
+  pipeline.program rank 0 {
+    // expected-error @+1 {{runs 1 micro-batches in one call of @stage0_backward_weight_x2, which takes 2}}
+    pipeline.backward_weight @stage0_backward_weight_x2 stage 0 mb 0
+  }
+  pipeline.program rank 1 {
+  }
+}

@@ -49,6 +49,19 @@ pipeline.pipeline @mlp ranks = 2 chunks = 1 microbatches = 2 schedule = "1f1b" p
   }
 }
 
+// The W of micro-batches 0 and 1 in one call of a grouped function; the
+// count prints only when it is not 1.
+func.func private @stage0_backward_weight_x2() attributes {pipeline.kind = "backward_weight", pipeline.stage = 0 : i64, pipeline.microbatches_per_call = 2 : i64}
+// CHECK-LABEL: pipeline.pipeline @grouped
+pipeline.pipeline @grouped ranks = 1 chunks = 1 microbatches = 2 schedule = "zb-h1" placement = [0] {
+  pipeline.program rank 0 {
+    // CHECK: pipeline.backward_weight @stage0_backward_weight_x2 stage 0 mb 0 count 2
+    pipeline.backward_weight @stage0_backward_weight_x2 stage 0 mb 0 count 2
+    // CHECK-NEXT: pipeline.backward_weight @stage0_backward_weight stage 0 mb 1{{$}}
+    pipeline.backward_weight @stage0_backward_weight stage 0 mb 1 count 1
+  }
+}
+
 // A V placement: rank 0 holds virtual stages 0 and 3, rank 1 stages 1 and
 // 2, whose hand-off is no message.
 // CHECK-LABEL: pipeline.pipeline @v ranks = 2 chunks = 2 microbatches = 1 schedule = "zb-v" placement = [0, 1, 1, 0] {

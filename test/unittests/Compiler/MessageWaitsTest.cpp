@@ -103,4 +103,36 @@ TEST(MessageWaits, WithoutEarlyPostsReceivesStayInProgramOrder) {
   EXPECT_EQ(plan.waitsBefore[6], (llvm::SmallVector<size_t, 2>{4}));
 }
 
+TEST(MessageWaits, AGroupedWeightGradientWaitsForEveryMicrobatchItReads) {
+  // Rank 0 of a two-rank step with W of micro-batches 0 and 1 in one call:
+  // recv g0, B0, recv g1, B1, W0+1 (reads g of both). Each receive must be
+  // waited for before B of its micro-batch, and g's second copy (two
+  // copies) is free for g2 only after the grouped W read g0.
+  std::vector<MessageWaitAction> actions = {
+      recv("g", 0),             // 0
+      compute(0, {"g"}, {"d"}), // 1: B0
+      recv("g", 1),             // 2
+      compute(1, {"g"}, {"d"}), // 3: B1
+      compute(0, {"g", "d"}, {}), // 4: W0+1
+      recv("g", 2),             // 5
+      compute(2, {"g"}, {"d"})};  // 6: B2
+  actions[4].microbatchCount = 2;
+  MessagePlan plan = planMessages(
+      actions, [](llvm::StringRef) { return 2; }, 3,
+      /*postReceivesEarly=*/true);
+  EXPECT_EQ(plan.waitsBefore[1], (llvm::SmallVector<size_t, 2>{0}));
+  EXPECT_EQ(plan.waitsBefore[3], (llvm::SmallVector<size_t, 2>{2}));
+  // g2 shares g0's copy: posted after the grouped W, its last reader.
+  EXPECT_EQ(plan.postsBefore[5], (llvm::SmallVector<size_t, 2>{5}));
+  // Seen as micro-batch 1 alone, the W would not hold micro-batch 0's
+  // copy, and g2 would be posted over g0 right after B0, before the W
+  // reads g0.
+  actions[4].microbatchCount = 1;
+  actions[4].microbatch = 1;
+  MessagePlan single = planMessages(
+      actions, [](llvm::StringRef) { return 2; }, 3,
+      /*postReceivesEarly=*/true);
+  EXPECT_EQ(single.postsBefore[2], (llvm::SmallVector<size_t, 2>{5}));
+}
+
 } // namespace

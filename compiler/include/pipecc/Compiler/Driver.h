@@ -53,6 +53,9 @@ struct DriverOptions {
   /// virtual stages, placed as the schedule needs.
   int64_t chunks = 1;
   std::string schedule = "1f1b";
+  /// W of this many consecutive micro-batches per call
+  /// (--weight-gradient-group; pipecc-group-weight-gradients).
+  int64_t weightGradientGroup = 1;
   // Lower and codegen.
   /// The target of the rank executables (--target): cpu or cuda.
   std::string target = "cpu";

@@ -36,9 +36,18 @@ struct MessageWaitAction {
   enum Kind { Send, Recv, Other } kind = Other;
   /// -1 for actions of no micro-batch.
   int64_t microbatch = -1;
-  /// Tensor names the action reads and writes (a send reads its tensor, a
-  /// receive writes it; a compute reads its arguments, writes its results).
+  /// Micro-batches microbatch, microbatch + 1, ... it runs (a grouped
+  /// weight gradient runs several).
+  int64_t microbatchCount = 1;
+  /// Tensor names the action reads and writes for each of its micro-batches
+  /// (a send reads its tensor, a receive writes it; a compute reads its
+  /// arguments, writes its results).
   llvm::SmallVector<std::string, 4> reads, writes;
+
+  bool runs(int64_t mb) const {
+    return microbatch >= 0 && mb >= microbatch &&
+           mb < microbatch + microbatchCount;
+  }
 };
 
 /// Where the step posts and waits for each message action (indices into
