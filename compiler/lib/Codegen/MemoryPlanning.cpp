@@ -162,6 +162,26 @@ LogicalResult RecordCollector::collectFunction(func::FuncOp func) {
     auto name = func.getArgAttrOfType<StringAttr>(i, attrs::kTensor);
     if (!name)
       return func.emitError("argument ") << i << " has no tensor name";
+    // A block of several micro-batches' copies (a grouped weight
+    // gradient): read for each of them, and kept side by side.
+    auto group = func.getArgAttrOfType<IntegerAttr>(i, pipeline::kMicrobatchGroup);
+    if (group && group.getInt() > 1) {
+      SmallVector<int64_t> shape(type.getShape());
+      if (shape.empty() || shape[0] % group.getInt() != 0)
+        return func.emitError("argument ")
+               << i << " of type " << type << " cannot hold "
+               << group.getInt() << " micro-batches";
+      shape[0] /= group.getInt();
+      int64_t id = tensorBuffer(name.getValue(), type.clone(shape));
+      buffers[id].slotMultiple =
+          std::max<int64_t>(buffers[id].slotMultiple, group.getInt());
+      call.readOffsets.pop_back();
+      for (int64_t m = 0; m < group.getInt(); ++m) {
+        call.reads.push_back(id);
+        call.readOffsets.push_back(m);
+      }
+      continue;
+    }
     call.reads.push_back(tensorBuffer(name.getValue(), type));
   }
   for (unsigned i = 0; i < func.getNumResults(); ++i) {

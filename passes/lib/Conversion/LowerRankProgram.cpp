@@ -340,6 +340,27 @@ LogicalResult RankHostBuilder::collect(LLVM::LLVMFuncOp func,
     auto name = binding.getAs<StringAttr>(attrs::kTensor);
     if (!name)
       return func.emitError("argument ") << i << " has no tensor name";
+    // A block of several micro-batches' copies: the buffer holds one.
+    if (auto group = binding.getAs<IntegerAttr>(pipeline::kMicrobatchGroup)) {
+      SmallVector<int64_t> shape(type.getShape());
+      if (group.getInt() < 1 || shape.empty() ||
+          shape[0] % group.getInt() != 0)
+        return func.emitError("argument ")
+               << i << " of type " << type << " cannot hold "
+               << group.getInt() << " micro-batches";
+      shape[0] /= group.getInt();
+      type = type.clone(shape);
+      // They must lie side by side: a multiple of the group's copies (or
+      // one per micro-batch), one copy apart.
+      int64_t slots = plannedSlots(name.getValue());
+      if (slots > 0 && slots < settings.microbatches &&
+          slots % group.getInt() != 0)
+        return func.emitError("argument ")
+               << i << " reads " << group.getInt()
+               << " micro-batches of '" << name.getValue()
+               << "' as one block, but the memory plan keeps " << slots
+               << " copies of it";
+    }
     FailureOr<int64_t> id = tensorBuffer(name.getValue(), type, where);
     if (failed(id))
       return failure();

@@ -210,9 +210,16 @@ Result<MemoryPlan> memory::planMemory(const std::vector<BufferRecord> &buffers,
       if (wholeStep) {
         placement.slots = microbatches;
       } else {
-        int64_t slots = std::max<int64_t>(1, placement.peakLive);
-        while (!moduloConflictFree(lives[id], slots))
-          ++slots;
+        // Multiples of slotMultiple, or M copies (always conflict-free, and
+        // a group of consecutive micro-batches never wraps).
+        int64_t step = std::max<int64_t>(1, buffer.slotMultiple);
+        auto next = [&](int64_t slots) {
+          slots = (slots + step - 1) / step * step;
+          return std::min<int64_t>(slots, microbatches);
+        };
+        int64_t slots = next(std::max<int64_t>(1, placement.peakLive));
+        while (slots < microbatches && !moduloConflictFree(lives[id], slots))
+          slots = next(slots + 1);
         placement.slots = slots;
       }
     } else {

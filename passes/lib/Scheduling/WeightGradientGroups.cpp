@@ -29,7 +29,10 @@ pipecc::scheduling::groupWeightGradients(const ScheduleProblem &problem,
             action.chunk == chunk)
           weights.push_back(action);
       for (size_t first = 0; first + size <= weights.size();) {
-        bool consecutive = true;
+        // Groups start at multiples of size: a grouped call then reads
+        // copies that a plan with a multiple of size slots keeps side by
+        // side.
+        bool consecutive = weights[first].microbatch % size == 0;
         for (int i = 1; i < size; ++i)
           consecutive = consecutive && weights[first + i].microbatch ==
                                            weights[first].microbatch + i;

@@ -17,6 +17,7 @@
 #include "pipecc/Dialect/Pipeline/PipelineOps.h"
 #include "pipecc/Passes/Attributes.h"
 #include "pipecc/Passes/Passes.h"
+#include "pipecc/Runtime/Arena.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -32,10 +33,102 @@ using namespace pipecc;
 
 namespace {
 
+/// How the grouped function receives argument i of the single one.
+enum class ArgForm {
+  /// Once, for every micro-batch: a parameter.
+  Shared,
+  /// Once, as one block of the N micro-batches' copies side by side along
+  /// dimension 0 (pipeline.microbatch_group): a tensor the rank keeps one
+  /// copy of per micro-batch in flight, whose copies lie exactly one copy
+  /// apart (its bytes a multiple of the arena's alignment) and, with a
+  /// multiple of N copies, never wrap within a group that starts at a
+  /// multiple of N.
+  Joint,
+  /// N times, each marked with its micro-batch (pipeline.microbatch_offset):
+  /// a data input (loaded per micro-batch), or a tensor that cannot be one
+  /// block.
+  PerMicrobatch,
+};
+
+ArgForm argForm(func::FuncOp single, unsigned i) {
+  if (single.getArgAttr(i, attrs::kBindParam))
+    return ArgForm::Shared;
+  if (single.getArgAttr(i, attrs::kBindInput) ||
+      !single.getArgAttr(i, attrs::kTensor))
+    return ArgForm::PerMicrobatch;
+  auto type = llvm::dyn_cast<RankedTensorType>(single.getArgumentTypes()[i]);
+  if (!type || !type.hasStaticShape() || type.getRank() == 0 ||
+      !type.getElementType().isIntOrFloat())
+    return ArgForm::PerMicrobatch;
+  int64_t bits = type.getNumElements() * type.getElementTypeBitWidth();
+  return bits % (8 * rt::kArenaAlignment) == 0 ? ArgForm::Joint
+                                                : ArgForm::PerMicrobatch;
+}
+
+/// `value` as (block, micro-batch) when it is micro-batch m's rows of a
+/// joint argument, directly or flattened to 2-D by a reshape; `slices`
+/// maps each slice the body reads to its joint argument and micro-batch.
+struct JointRows {
+  Value block;
+  int64_t microbatch;
+  bool flattened;
+};
+std::optional<JointRows>
+jointRows(Value value,
+          const DenseMap<Value, std::pair<Value, int64_t>> &slices) {
+  bool flattened = false;
+  if (auto reshape = value.getDefiningOp<graph::ReshapeOp>()) {
+    auto from = llvm::cast<RankedTensorType>(reshape.getInput().getType());
+    auto to = llvm::cast<RankedTensorType>(reshape.getType());
+    // Only a reshape that keeps the last dimension and merges the others
+    // into rows: micro-batch m's rows stay one contiguous block.
+    if (to.getRank() != 2 || from.getRank() < 2 ||
+        to.getDimSize(1) != from.getDimSize(from.getRank() - 1))
+      return std::nullopt;
+    value = reshape.getInput();
+    flattened = true;
+  }
+  auto it = slices.find(value);
+  if (it == slices.end())
+    return std::nullopt;
+  return JointRows{it->second.first, it->second.second, flattened};
+}
+
+/// Micro-batch by micro-batch operands of a product as one operand over
+/// their rows: the joint argument itself (flattened like its slices) when
+/// they are its slices in order, else their concatenation (a copy).
+Value joinedRows(OpBuilder &b, Location loc, ArrayRef<Value> operands,
+                 const DenseMap<Value, std::pair<Value, int64_t>> &slices) {
+  std::optional<JointRows> first = jointRows(operands.front(), slices);
+  bool joint = first.has_value();
+  for (auto [m, operand] : llvm::enumerate(operands)) {
+    std::optional<JointRows> rows = jointRows(operand, slices);
+    joint = joint && rows && rows->block == first->block &&
+            rows->microbatch == static_cast<int64_t>(m) &&
+            rows->flattened == first->flattened;
+  }
+  auto type = llvm::cast<RankedTensorType>(operands.front().getType());
+  if (joint && first->block.getType() == RankedTensorType::get(
+                                             {type.getDimSize(0) *
+                                                  int64_t(operands.size()),
+                                              type.getDimSize(1)},
+                                             type.getElementType()))
+    return first->block;
+  if (joint && first->flattened)
+    return b.create<graph::ReshapeOp>(
+        loc,
+        RankedTensorType::get(
+            {type.getDimSize(0) * int64_t(operands.size()), type.getDimSize(1)},
+            type.getElementType()),
+        first->block);
+  return b.create<graph::ConcatOp>(loc, operands, 0).getResult();
+}
+
 /// The products dY^T X among `values` (one per micro-batch, used nowhere
 /// yet: the return comes after), as one product over their rows joined;
 /// null when they are not all such products of 2-D operands of one shape.
-Value joinedProduct(OpBuilder &b, Location loc, ArrayRef<Value> values) {
+Value joinedProduct(OpBuilder &b, Location loc, ArrayRef<Value> values,
+                    const DenseMap<Value, std::pair<Value, int64_t>> &slices) {
   SmallVector<Value> lhs, rhs;
   for (Value value : values) {
     auto product = value.getDefiningOp<graph::MatMulOp>();
@@ -51,8 +144,8 @@ Value joinedProduct(OpBuilder &b, Location loc, ArrayRef<Value> values) {
     lhs.push_back(product.getLhs());
     rhs.push_back(product.getRhs());
   }
-  Value joinedLhs = b.create<graph::ConcatOp>(loc, lhs, 0).getResult();
-  Value joinedRhs = b.create<graph::ConcatOp>(loc, rhs, 0).getResult();
+  Value joinedLhs = joinedRows(b, loc, lhs, slices);
+  Value joinedRhs = joinedRows(b, loc, rhs, slices);
   Value joined = b.create<graph::MatMulOp>(loc, joinedLhs, joinedRhs,
                                            /*transposeLhs=*/true,
                                            /*transposeRhs=*/false);
@@ -75,38 +168,82 @@ FailureOr<func::FuncOp> groupedFunction(func::FuncOp single, int64_t count) {
              << " is not a parameter gradient, so the micro-batches' values "
                 "cannot be summed",
              failure();
-  OpBuilder b(single->getContext());
+  MLIRContext *ctx = single->getContext();
+  OpBuilder b(ctx);
   b.setInsertionPointAfter(single);
+  // The grouped arguments: per argument of `single`, its form and where
+  // its first grouped argument is.
   SmallVector<Type> inputs;
-  for (int64_t m = 0; m < count; ++m)
-    llvm::append_range(inputs, single.getArgumentTypes());
+  SmallVector<DictionaryAttr> inputAttrs;
+  SmallVector<ArgForm> forms;
+  SmallVector<unsigned> firstInput;
+  for (unsigned i = 0; i < single.getNumArguments(); ++i) {
+    ArgForm form = argForm(single, i);
+    forms.push_back(form);
+    firstInput.push_back(inputs.size());
+    auto type = single.getArgumentTypes()[i];
+    NamedAttrList attrs(single.getArgAttrDict(i));
+    if (form == ArgForm::Shared) {
+      inputs.push_back(type);
+      inputAttrs.push_back(attrs.getDictionary(ctx));
+    } else if (form == ArgForm::Joint) {
+      auto tensor = llvm::cast<RankedTensorType>(type);
+      SmallVector<int64_t> shape(tensor.getShape());
+      shape[0] *= count;
+      inputs.push_back(tensor.clone(shape));
+      attrs.set(pipeline::kMicrobatchGroup, b.getI64IntegerAttr(count));
+      inputAttrs.push_back(attrs.getDictionary(ctx));
+    } else {
+      for (int64_t m = 0; m < count; ++m) {
+        inputs.push_back(type);
+        NamedAttrList copy = attrs;
+        if (m)
+          copy.set(pipeline::kMicrobatchOffset, b.getI64IntegerAttr(m));
+        inputAttrs.push_back(copy.getDictionary(ctx));
+      }
+    }
+  }
   auto grouped = b.create<func::FuncOp>(
-      single.getLoc(),
-      (single.getSymName() + "_x" + Twine(count)).str(),
+      single.getLoc(), (single.getSymName() + "_x" + Twine(count)).str(),
       b.getFunctionType(inputs, single.getResultTypes()));
   for (NamedAttribute attr : single->getDiscardableAttrs())
     grouped->setAttr(attr.getName(), attr.getValue());
   grouped->setAttr(pipeline::kMicrobatchesPerCall, b.getI64IntegerAttr(count));
-  unsigned perBatch = single.getNumArguments();
-  for (int64_t m = 0; m < count; ++m)
-    for (unsigned i = 0; i < perBatch; ++i) {
-      NamedAttrList attrs(single.getArgAttrDict(i));
-      if (m)
-        attrs.set(pipeline::kMicrobatchOffset, b.getI64IntegerAttr(m));
-      grouped.setArgAttrs(m * perBatch + i,
-                          attrs.getDictionary(single->getContext()));
-    }
+  for (auto [i, attrs] : llvm::enumerate(inputAttrs))
+    grouped.setArgAttrs(i, attrs);
   for (unsigned i = 0; i < single.getNumResults(); ++i)
     grouped.setResultAttrs(i, single.getResultAttrDict(i));
 
   Block *body = grouped.addEntryBlock();
   b.setInsertionPointToStart(body);
+  // Each joint argument's rows of each micro-batch: views, not copies.
+  DenseMap<Value, std::pair<Value, int64_t>> slices;
+  SmallVector<SmallVector<Value>> sliceOf(single.getNumArguments());
+  for (unsigned i = 0; i < single.getNumArguments(); ++i) {
+    if (forms[i] != ArgForm::Joint)
+      continue;
+    auto type = llvm::cast<RankedTensorType>(single.getArgumentTypes()[i]);
+    Value block = body->getArgument(firstInput[i]);
+    for (int64_t m = 0; m < count; ++m) {
+      SmallVector<int64_t> offsets(type.getRank(), 0);
+      offsets[0] = m * type.getDimSize(0);
+      Value slice = b.create<graph::SliceOp>(single.getLoc(), block, offsets,
+                                             type.getShape());
+      slices[slice] = {block, m};
+      sliceOf[i].push_back(slice);
+    }
+  }
   // One copy of the body per micro-batch; the values it returns, by result.
   SmallVector<SmallVector<Value>> returned(single.getNumResults());
   for (int64_t m = 0; m < count; ++m) {
     IRMapping mapping;
-    for (unsigned i = 0; i < perBatch; ++i)
-      mapping.map(single.getArgument(i), body->getArgument(m * perBatch + i));
+    for (unsigned i = 0; i < single.getNumArguments(); ++i) {
+      Value value = forms[i] == ArgForm::Shared ? body->getArgument(firstInput[i])
+                    : forms[i] == ArgForm::Joint
+                        ? sliceOf[i][m]
+                        : body->getArgument(firstInput[i] + m);
+      mapping.map(single.getArgument(i), value);
+    }
     for (Operation &op : single.getBody().front()) {
       if (auto ret = llvm::dyn_cast<func::ReturnOp>(op)) {
         for (auto [i, value] : llvm::enumerate(ret.getOperands()))
@@ -124,7 +261,8 @@ FailureOr<func::FuncOp> groupedFunction(func::FuncOp single, int64_t count) {
       ++uses[value];
   for (ArrayRef<Value> values : returned) {
     bool once = llvm::all_of(values, [&](Value v) { return uses[v] == 1; });
-    Value sum = once ? joinedProduct(b, single.getLoc(), values) : Value();
+    Value sum =
+        once ? joinedProduct(b, single.getLoc(), values, slices) : Value();
     if (!sum) {
       sum = values.front();
       for (Value value : values.drop_front())

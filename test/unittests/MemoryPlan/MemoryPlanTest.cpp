@@ -238,6 +238,32 @@ TEST(MemoryPlan, AddsSlotsWhenModuloAssignmentConflicts) {
   EXPECT_EQ(plan.buffers[0].slots, 3);
 }
 
+TEST(MemoryPlan, KeepsSlotsAMultipleOfTheGroupThatReadsThem) {
+  // F0 F1 W0 W1 F2 F3 W2 W3 ...: two micro-batches live at most, and two
+  // copies are conflict-free. A call reading a group's copies as one block
+  // needs a multiple of the group: 3 for groups of 3, and never more than
+  // M (M copies keep any group of consecutive micro-batches whole).
+  for (int microbatches : {6, 5}) {
+    SCOPED_TRACE(microbatches);
+    std::vector<BufferRecord> buffers = {
+        {"a", BufferKind::Activation, 64, true}};
+    std::vector<ActionRecord> actions;
+    for (int m = 0; m < microbatches; ++m) {
+      actions.push_back({m, {0}, {}, "F"});
+      if (m % 2 == 1 || m + 1 == microbatches)
+        for (int w = m - (m % 2); w <= m; ++w)
+          actions.push_back({w, {}, {0}, "W"});
+    }
+    for (auto [multiple, slots] :
+         {std::pair{1, 2}, {2, 2}, {3, 3}, {4, 4}, {6, microbatches}}) {
+      buffers[0].slotMultiple = multiple;
+      MemoryPlan plan = planOrFail(buffers, actions, microbatches);
+      EXPECT_EQ(plan.buffers[0].slots, slots) << multiple;
+      expectSound(buffers, plan);
+    }
+  }
+}
+
 TEST(MemoryPlan, ReusesBytesOfDisjointLifetimes) {
   std::vector<BufferRecord> buffers = {
       {"w", BufferKind::Weight, 100, false},

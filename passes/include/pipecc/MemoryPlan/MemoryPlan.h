@@ -59,6 +59,10 @@ struct BufferRecord {
   /// One copy per micro-batch in flight (activations, data inputs,
   /// transfers, outputs); otherwise a single copy.
   bool perMicrobatch = false;
+  /// The copy count must be a multiple of this (or M): a call reading the
+  /// copies of this many consecutive micro-batches as one block (a grouped
+  /// weight gradient) needs them side by side, with no wrap in between.
+  int64_t slotMultiple = 1;
 };
 
 /// One action of the rank's program, in program order: the buffers it

@@ -21,7 +21,8 @@ namespace pipecc::scheduling {
 /// `schedule` with each virtual stage's W (the schedule must split the
 /// backward) gathered into groups of `size`: taken in the order the rank
 /// runs them, `size` at a time, a group of consecutive micro-batches m,
-/// m + 1, ... moves its earlier members to just before its last. A W only
+/// m + 1, ..., m + size - 1 with m a multiple of `size` moves its earlier
+/// members to just before its last. A W only
 /// ever moves later, after its own B, so the result is as complete and
 /// deadlock-free as `schedule` (verify() checks it again); a virtual
 /// stage's activations for W stay live longer, by up to size - 1

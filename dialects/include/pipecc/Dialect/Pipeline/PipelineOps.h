@@ -34,13 +34,18 @@ struct StageFunctionRole {
 std::optional<StageFunctionRole> getStageFunctionRole(mlir::Operation *func);
 
 /// On a weight-gradient function that runs several micro-batches in one
-/// call (pipecc-group-weight-gradients): how many. Its arguments are the
-/// single function's, once per micro-batch, and each carries
-/// kMicrobatchOffset: which of them (0 for the first, where absent).
+/// call (pipecc-group-weight-gradients): how many. A per-micro-batch
+/// argument of the single function comes either once per micro-batch, each
+/// carrying kMicrobatchOffset (which of them; 0 where absent), or once as
+/// one block of the micro-batches' copies side by side along dimension 0,
+/// carrying kMicrobatchGroup (how many; the rank's memory plan keeps them
+/// adjacent).
 inline constexpr llvm::StringLiteral kMicrobatchesPerCall =
     "pipeline.microbatches_per_call";
 inline constexpr llvm::StringLiteral kMicrobatchOffset =
     "pipeline.microbatch_offset";
+inline constexpr llvm::StringLiteral kMicrobatchGroup =
+    "pipeline.microbatch_group";
 } // namespace pipecc::pipeline
 
 #define GET_OP_CLASSES
