@@ -130,7 +130,8 @@ static cl::opt<std::string> weightGradientGroup(
     "weight-gradient-group",
     cl::desc("Run the weight gradients of this many consecutive "
              "micro-batches as one call, one product over their rows "
-             "joined (1: one call each; default 1)"),
+             "joined, where the predicted step is no longer for it (1: one "
+             "call each; default 1)"),
     cl::value_desc("N"), cl::init("1"), cl::cat(trainingCategory));
 static cl::opt<std::string>
     schedule("schedule",

@@ -67,6 +67,10 @@ struct StageCall {
   /// belongs to, counted from the action's first (a grouped weight-gradient
   /// function reads several; pipeline::kMicrobatchOffset).
   SmallVector<int64_t> dataInputOffsets, argOffsets;
+  /// The largest group an argument reads as one block of copies
+  /// (pipeline::kMicrobatchGroup; 1 for none): each call must start at a
+  /// multiple of it, or the block would wrap around the buffer's copies.
+  int64_t jointGroup = 1;
   SmallVector<int64_t> resultBuffers;
   /// For each result: the gradient buffers it is added into (one value can
   /// be the gradient of several parameters).
@@ -350,6 +354,7 @@ LogicalResult RankHostBuilder::collect(LLVM::LLVMFuncOp func,
                << group.getInt() << " micro-batches";
       shape[0] /= group.getInt();
       type = type.clone(shape);
+      stage.jointGroup = std::max(stage.jointGroup, group.getInt());
       // They must lie side by side: a multiple of the group's copies (or
       // one per micro-batch), one copy apart.
       int64_t slots = plannedSlots(name.getValue());
@@ -683,6 +688,13 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
       return action->emitError("rank has no stage function @") << callee,
              failure();
     const StageCall &call = it->second;
+    if (mb % call.jointGroup != 0)
+      return action->emitError("calls @")
+             << callee << " on micro-batch " << mb
+             << ", but it reads groups of " << call.jointGroup
+             << " micro-batches as one block, which must start at a "
+                "multiple of that",
+             failure();
     for (auto [buffer, offset] :
          llvm::zip(call.dataInputs, call.dataInputOffsets)) {
       this->call(ob, "pipecc_rt_load_microbatch",

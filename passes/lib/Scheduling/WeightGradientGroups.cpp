@@ -1,37 +1,32 @@
 //===- WeightGradientGroups.cpp - W of consecutive micro-batches together -===//
 #include "pipecc/Scheduling/WeightGradientGroups.h"
 
+#include "pipecc/Scheduling/Communication.h"
+#include "pipecc/Scheduling/Simulator.h"
+
 #include <algorithm>
 
 using namespace pipecc::scheduling;
 
-Result<Schedule>
-pipecc::scheduling::groupWeightGradients(const ScheduleProblem &problem,
-                                         const Schedule &schedule, int size) {
-  if (size < 1)
-    return Diagnostic{"a weight-gradient group needs at least one "
-                      "micro-batch, got " +
-                      std::to_string(size)};
-  Schedule grouped = schedule;
-  for (std::vector<ComputeAction> &rank : grouped.perRank) {
-    for (const ComputeAction &action : rank)
-      if (action.kind == ComputeKind::Backward)
-        return Diagnostic{"cannot group the weight gradients of " +
-                          describe(action) +
-                          ": the schedule runs B and W as one action"};
-    if (size == 1)
-      continue;
+namespace {
+/// The groups the schedule's W can form: per rank and chunk, taken in the
+/// order the rank runs them, `size` at a time, consecutive micro-batches
+/// m, ..., m + size - 1 with m a multiple of `size` (a grouped call then
+/// reads copies that a plan with a multiple of `size` slots keeps side by
+/// side). Each group lists its members in micro-batch order.
+std::vector<std::pair<int, std::vector<ComputeAction>>>
+candidateGroups(const ScheduleProblem &problem, const Schedule &schedule,
+                int size) {
+  std::vector<std::pair<int, std::vector<ComputeAction>>> groups;
+  for (int rank = 0; rank < static_cast<int>(schedule.perRank.size());
+       ++rank) {
     for (int chunk = 0; chunk < problem.chunks; ++chunk) {
-      // This chunk's W in the order the rank runs them.
       std::vector<ComputeAction> weights;
-      for (const ComputeAction &action : rank)
+      for (const ComputeAction &action : schedule.perRank[rank])
         if (action.kind == ComputeKind::BackwardWeight &&
             action.chunk == chunk)
           weights.push_back(action);
       for (size_t first = 0; first + size <= weights.size();) {
-        // Groups start at multiples of size: a grouped call then reads
-        // copies that a plan with a multiple of size slots keeps side by
-        // side.
         bool consecutive = weights[first].microbatch % size == 0;
         for (int i = 1; i < size; ++i)
           consecutive = consecutive && weights[first + i].microbatch ==
@@ -40,19 +35,86 @@ pipecc::scheduling::groupWeightGradients(const ScheduleProblem &problem,
           ++first;
           continue;
         }
-        // Move members first .. first + size - 2 to right before the last.
-        for (int i = 0; i + 1 < size; ++i) {
-          auto member = std::find(rank.begin(), rank.end(), weights[first + i]);
-          rank.erase(member);
-        }
-        auto last = std::find(rank.begin(), rank.end(),
-                              weights[first + size - 1]);
-        rank.insert(last, weights.begin() + first,
-                    weights.begin() + first + size - 1);
+        groups.push_back({rank, std::vector<ComputeAction>(
+                                    weights.begin() + first,
+                                    weights.begin() + first + size)});
         first += size;
       }
     }
   }
+  return groups;
+}
+
+/// Moves a group's earlier members to just before its last.
+void applyGroup(std::vector<ComputeAction> &rank,
+                const std::vector<ComputeAction> &group) {
+  for (size_t i = 0; i + 1 < group.size(); ++i)
+    rank.erase(std::find(rank.begin(), rank.end(), group[i]));
+  auto last = std::find(rank.begin(), rank.end(), group.back());
+  rank.insert(last, group.begin(), group.end() - 1);
+}
+
+Status refuseFused(const Schedule &schedule, int size) {
+  if (size < 1)
+    return Status::failure("a weight-gradient group needs at least one "
+                           "micro-batch, got " +
+                           std::to_string(size));
+  for (const std::vector<ComputeAction> &rank : schedule.perRank)
+    for (const ComputeAction &action : rank)
+      if (action.kind == ComputeKind::Backward)
+        return Status::failure("cannot group the weight gradients of " +
+                               describe(action) +
+                               ": the schedule runs B and W as one action");
+  return Status::success();
+}
+} // namespace
+
+Result<Schedule>
+pipecc::scheduling::groupWeightGradients(const ScheduleProblem &problem,
+                                         const Schedule &schedule, int size) {
+  if (Status status = refuseFused(schedule, size); !status)
+    return status;
+  Schedule grouped = schedule;
+  if (size > 1)
+    for (const auto &[rank, group] : candidateGroups(problem, schedule, size))
+      applyGroup(grouped.perRank[rank], group);
+  if (Status status = grouped.verify(problem); !status)
+    return Diagnostic{"grouping the weight gradients broke the schedule: " +
+                      status.message()};
+  return grouped;
+}
+
+Result<Schedule> pipecc::scheduling::groupWeightGradientsInSlack(
+    const ScheduleProblem &problem, const Schedule &schedule, int size,
+    const TensorSizes &sizes, const TimingModel &timing) {
+  if (Status status = refuseFused(schedule, size); !status)
+    return status;
+  auto makespan = [&](const Schedule &candidate) -> Result<double> {
+    Result<std::vector<Program>> programs =
+        materializeCommunication(problem, candidate, sizes, timing);
+    if (!programs)
+      return Diagnostic{programs.message()};
+    Result<SimulationResult> simulation =
+        simulate(problem, *programs, timing);
+    if (!simulation)
+      return Diagnostic{simulation.message()};
+    return simulation->makespan;
+  };
+  Result<double> base = makespan(schedule);
+  if (!base)
+    return Diagnostic{base.message()};
+  Schedule grouped = schedule;
+  if (size > 1)
+    for (const auto &[rank, group] :
+         candidateGroups(problem, schedule, size)) {
+      Schedule trial = grouped;
+      applyGroup(trial.perRank[rank], group);
+      // Delaying W only ever moves work later: keep the group where the
+      // step is no longer for it (the simulator prices it as its members).
+      Result<double> length = makespan(trial);
+      if (length && *length <= *base * (1 + 1e-9))
+        grouped = std::move(trial);
+    }
   if (Status status = grouped.verify(problem); !status)
     return Diagnostic{"grouping the weight gradients broke the schedule: " +
                       status.message()};

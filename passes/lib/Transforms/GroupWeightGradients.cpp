@@ -3,14 +3,16 @@
 // pipecc-schedule{weight-gradient-group=N} puts the W of N consecutive
 // micro-batches of a virtual stage back to back; this pass makes each such
 // run one `pipeline.backward_weight ... count N` calling a grouped copy of
-// the stage's weight-gradient function. The copy takes the function's
-// arguments once per micro-batch and runs its body once per micro-batch,
-// except where a result is a product dY^T X: there the micro-batches' rows
-// are joined (graph.concat along the rows) and one product over N times the
-// rows replaces the N products and their sum, so that the accumulator the
+// the stage's weight-gradient function. The copy runs the body once per
+// micro-batch, except where a result is a product dY^T X: there the
+// micro-batches' rows are joined and one product over N times the rows
+// replaces the N products and their sum, so that the accumulator the
 // product adds into is read and written once per group instead of once per
 // micro-batch (docs/design.md, "Weight gradients of two micro-batches in
-// one product"). Every other result is the sum of the copies' values.
+// one product"). Every other result is the sum of the copies' values. The
+// rows are joined without a copy where the operand is an argument the rank
+// keeps per micro-batch: the copy takes the group's copies of it as one
+// block (ArgForm::Joint), which the memory plan keeps side by side.
 //
 //===----------------------------------------------------------------------===//
 #include "pipecc/Dialect/Graph/GraphOps.h"
@@ -297,7 +299,11 @@ struct GroupWeightGradientsPass
     for (pipeline::ProgramOp program : programs) {
       Block &actions = program.getBody().front();
       for (Operation *op = &actions.front(); op;) {
+        // A run starts at a multiple of the size (as the scheduling library
+        // groups), so that the copies it reads as one block never wrap.
         auto first = llvm::dyn_cast<pipeline::BackwardWeightOp>(op);
+        if (first && first.getMicrobatch() % size != 0)
+          first = {};
         SmallVector<pipeline::BackwardWeightOp> run;
         for (Operation *next = op; first && next &&
                                    static_cast<int64_t>(run.size()) < size;

@@ -177,8 +177,9 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
              << " micro-batches with '" << scheduleName
              << "': " << schedule.message();
     if (problem.splitBackward && weightGradientGroup > 1) {
-      schedule = sched::groupWeightGradients(
-          problem, *schedule, static_cast<int>(weightGradientGroup));
+      schedule = sched::groupWeightGradientsInSlack(
+          problem, *schedule, static_cast<int>(weightGradientGroup), sizes,
+          timing);
       if (!schedule)
         return module.emitError("cannot group the weight gradients of '")
                << scheduleName << "': " << schedule.message();

@@ -215,10 +215,11 @@ def Schedule : Pass<"pipecc-schedule", "::mlir::ModuleOp"> {
     Option<"weightGradientGroup", "weight-gradient-group", "int64_t",
            /*default=*/"1",
            "Run the weight gradients (W) of this many consecutive "
-           "micro-batches back to back (scheduling library's "
-           "groupWeightGradients; splits the backward where the schedule "
-           "would not); pipecc-group-weight-gradients makes each run one "
-           "call. 1: as the schedule places them">,
+           "micro-batches back to back where the simulated step is no "
+           "longer for it (scheduling library's "
+           "groupWeightGradientsInSlack; splits the backward where the "
+           "schedule would not); pipecc-group-weight-gradients makes each "
+           "run one call. 1: as the schedule places them">,
   ];
   let dependentDialects = ["::pipecc::pipeline::PipelineDialect"];
 }
@@ -229,17 +230,23 @@ def GroupWeightGradients : Pass<"pipecc-group-weight-gradients",
                 "in one call";
   let description = [{
     Replaces each run of `size` back-to-back `pipeline.backward_weight` ops
-    of one virtual stage on micro-batches m, m + 1, ... (as
+    of one virtual stage on micro-batches m, m + 1, ..., m a multiple of
+    `size` (as
     `pipecc-schedule{weight-gradient-group=size}` places them) with one
     `pipeline.backward_weight ... mb m count size` that calls a grouped
-    copy of the stage's weight-gradient function, `<function>_x<size>`.
-    The copy takes the function's arguments once per micro-batch (the later
-    ones marked `pipeline.microbatch_offset`) and returns the sum of the
-    micro-batches' parameter gradients. A gradient that is a product
-    dY^T X becomes one product over the micro-batches' rows joined with
-    `graph.concat`: one pass over its accumulator per group instead of one
-    per micro-batch. Other W ops stay as they are; a function with a
-    result that is not a parameter gradient is an error.
+    copy of the stage's weight-gradient function, `<function>_x<size>`,
+    which returns the sum of the micro-batches' parameter gradients. It
+    takes a parameter once; a per-micro-batch tensor whose copies lie one
+    copy apart (its bytes a multiple of the arena's 64) once, as one block
+    of the group's copies side by side (`pipeline.microbatch_group`; the
+    memory plan keeps their copy count a multiple of the group), sliced per
+    micro-batch; any other argument once per micro-batch (the later ones
+    marked `pipeline.microbatch_offset`). A gradient that is a product
+    dY^T X becomes one product over the micro-batches' rows joined: the
+    block itself where both operands are such blocks, else a
+    `graph.concat` (a copy): one pass over its accumulator per group
+    instead of one per micro-batch. Other W ops stay as they are; a
+    function with a result that is not a parameter gradient is an error.
 
     ```mlir
     pipeline.backward_weight @stage1_backward_weight stage 1 mb 0

@@ -15,6 +15,7 @@
 #define PIPECC_SCHEDULING_WEIGHTGRADIENTGROUPS_H
 
 #include "pipecc/Scheduling/Problem.h"
+#include "pipecc/Scheduling/Program.h"
 
 namespace pipecc::scheduling {
 
@@ -30,6 +31,17 @@ namespace pipecc::scheduling {
 /// group, stay where they are. Fails on a schedule with a fused backward.
 Result<Schedule> groupWeightGradients(const ScheduleProblem &problem,
                                       const Schedule &schedule, int size);
+
+/// groupWeightGradients' groups, each kept only where the simulated step
+/// (materializeCommunication and simulate with `sizes` and `timing`) is no
+/// longer than the schedule's own: delaying W takes it out of the slot it
+/// filled (1F1B and ZB-H1 place W where a rank would otherwise wait), and
+/// a group the step waits for costs more than its faster product saves.
+/// The simulator prices a group as its members.
+Result<Schedule> groupWeightGradientsInSlack(const ScheduleProblem &problem,
+                                             const Schedule &schedule,
+                                             int size, const TensorSizes &sizes,
+                                             const TimingModel &timing);
 
 } // namespace pipecc::scheduling
 
