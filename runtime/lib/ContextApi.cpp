@@ -733,6 +733,14 @@ void pipecc_rt_trace_begin(pipecc_rt_context *ctx, int32_t kind,
   });
 }
 
+void pipecc_rt_trace_microbatches(pipecc_rt_context *ctx, int64_t count) {
+  guardCall([&] {
+    pipecc_rt_context &c = checked(ctx);
+    if (c.recording)
+      c.recording->setMicrobatches(count);
+  });
+}
+
 void pipecc_rt_trace_end(pipecc_rt_context *ctx) {
   guardCall([&] {
     pipecc_rt_context &c = checked(ctx);

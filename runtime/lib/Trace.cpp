@@ -57,6 +57,11 @@ std::string eventJson(const TraceEvent &event, int rank) {
   if (isCompute(event.category)) {
     name += std::to_string(event.microbatch);
     arg("microbatch", event.microbatch);
+    if (event.microbatches > 1) {
+      // "W4-5": the W of micro-batches 4 and 5 in one call.
+      name += "-" + std::to_string(event.microbatch + event.microbatches - 1);
+      arg("microbatches", event.microbatches);
+    }
     arg("stage", event.stage);
     arg("chunk", event.chunk);
   } else {
@@ -106,6 +111,14 @@ void StepTrace::beginCompute(TraceCategory category, int64_t stage,
   event.start = event.end = now - zero_;
   events_.push_back(std::move(event));
   open_ = true;
+}
+
+void StepTrace::setMicrobatches(int64_t count) {
+  if (!open_)
+    fail("pipecc_rt_trace_microbatches without a pipecc_rt_trace_begin");
+  if (count < 1)
+    fail("pipecc_rt_trace_microbatches: ", count, " micro-batches");
+  events_.back().microbatches = count;
 }
 
 void StepTrace::endCompute(double now) {

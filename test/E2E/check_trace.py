@@ -70,8 +70,14 @@ def main():
         by_rank[e["tid"]].append(e)
         if e["cat"] in ("F", "B", "W", "BW"):
             a = e["args"]
-            compute[(e["cat"], a["stage"], a["microbatch"])].append(e)
-            if e["name"] != "%s%d" % (e["cat"], a["microbatch"]):
+            # A grouped W runs micro-batches m .. m + n - 1 in one call.
+            count = a.get("microbatches", 1)
+            for m in range(a["microbatch"], a["microbatch"] + count):
+                compute[(e["cat"], a["stage"], m)].append(e)
+            name = "%s%d" % (e["cat"], a["microbatch"])
+            if count > 1:
+                name += "-%d" % (a["microbatch"] + count - 1)
+            if e["name"] != name:
                 problems.append("event named %r for %s of micro-batch %d" % (
                     e["name"], e["cat"], a["microbatch"]))
     # Every (stage, micro-batch) once forward and once backward, in order.

@@ -618,12 +618,15 @@ int64_t categoryBytes(const memory::MemoryPlan &plan,
 
 /// The most copies of any activation the rank keeps: its micro-batches in
 /// flight.
+/// The most micro-batches of one activation live at once. Its slots may be
+/// more: a modulo conflict, or a grouped weight gradient that reads its
+/// copies as one block (a multiple of the group).
 int64_t activationsInFlight(const RankMemoryPlan &rank) {
   int64_t most = 0;
   for (auto [record, placement] :
        llvm::zip(rank.buffers, rank.plan.buffers))
     if (record.kind == BufferKind::Activation)
-      most = std::max(most, placement.slots);
+      most = std::max(most, placement.peakLive);
   return most;
 }
 

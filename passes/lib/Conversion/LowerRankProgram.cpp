@@ -456,6 +456,7 @@ void RankHostBuilder::declareRuntime() {
           {ptrType, ptrType, i64, ptrType, i32});
   declare("pipecc_rt_trace_begin", voidType, {ptrType, i32, i64, i64, i64});
   declare("pipecc_rt_trace_end", voidType, {ptrType});
+  declare("pipecc_rt_trace_microbatches", voidType, {ptrType, i64});
   declare("pipecc_rt_main", i32, {i32, ptrType, ptrType});
 }
 
@@ -553,6 +554,8 @@ LogicalResult RankHostBuilder::emitAllReduce(OpBuilder &ob, Value context,
 struct TracedCompute {
   pipecc_rt_trace_kind kind;
   int64_t virtualStage, chunk, microbatch;
+  /// Micro-batches from `microbatch` it runs (a grouped W: several).
+  int64_t microbatches = 1;
 };
 
 /// The trace record of `action`, or nothing for an action that is
@@ -573,7 +576,10 @@ std::optional<TracedCompute> tracedCompute(Operation *action) {
         return traced(PIPECC_RT_TRACE_BACKWARD_INPUT, op);
       })
       .Case([&](pipeline::BackwardWeightOp op) {
-        return traced(PIPECC_RT_TRACE_BACKWARD_WEIGHT, op);
+        std::optional<TracedCompute> record =
+            traced(PIPECC_RT_TRACE_BACKWARD_WEIGHT, op);
+        record->microbatches = op.getCount();
+        return record;
       })
       .Case([&](pipeline::BackwardOp op) {
         return traced(PIPECC_RT_TRACE_BACKWARD, op);
@@ -762,6 +768,9 @@ LogicalResult RankHostBuilder::buildStep(pipeline::ProgramOp program) {
            {context, constI32(ob, traced->kind),
             constI64(ob, traced->virtualStage), constI64(ob, traced->chunk),
             constI64(ob, traced->microbatch)});
+    if (traced && traced->microbatches > 1)
+      call(ob, "pipecc_rt_trace_microbatches",
+           {context, constI64(ob, traced->microbatches)});
     LogicalResult result =
         llvm::TypeSwitch<Operation *, LogicalResult>(&action)
             .Case([&](pipeline::ForwardOp op) {

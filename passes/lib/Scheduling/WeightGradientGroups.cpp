@@ -89,7 +89,9 @@ Result<Schedule> pipecc::scheduling::groupWeightGradientsInSlack(
     const TensorSizes &sizes, const TimingModel &timing) {
   if (Status status = refuseFused(schedule, size); !status)
     return status;
-  auto makespan = [&](const Schedule &candidate) -> Result<double> {
+  // The step's length and the most micro-batches any rank holds for W.
+  auto measure =
+      [&](const Schedule &candidate) -> Result<std::pair<double, int>> {
     Result<std::vector<Program>> programs =
         materializeCommunication(problem, candidate, sizes, timing);
     if (!programs)
@@ -98,9 +100,12 @@ Result<Schedule> pipecc::scheduling::groupWeightGradientsInSlack(
         simulate(problem, *programs, timing);
     if (!simulation)
       return Diagnostic{simulation.message()};
-    return simulation->makespan;
+    int peak = 0;
+    for (int live : simulation->peakLiveUntilWeightGradient)
+      peak = std::max(peak, live);
+    return std::pair{simulation->makespan, peak};
   };
-  Result<double> base = makespan(schedule);
+  Result<std::pair<double, int>> base = measure(schedule);
   if (!base)
     return Diagnostic{base.message()};
   Schedule grouped = schedule;
@@ -110,9 +115,12 @@ Result<Schedule> pipecc::scheduling::groupWeightGradientsInSlack(
       Schedule trial = grouped;
       applyGroup(trial.perRank[rank], group);
       // Delaying W only ever moves work later: keep the group where the
-      // step is no longer for it (the simulator prices it as its members).
-      Result<double> length = makespan(trial);
-      if (length && *length <= *base * (1 + 1e-9))
+      // step is no longer for it (the simulator prices it as its members)
+      // and no rank holds more micro-batches than the schedule's fullest
+      // rank did (ZB-H1 promises 1F1B's memory).
+      Result<std::pair<double, int>> after = measure(trial);
+      if (after && after->first <= base->first * (1 + 1e-9) &&
+          after->second <= base->second)
         grouped = std::move(trial);
     }
   if (Status status = grouped.verify(problem); !status)

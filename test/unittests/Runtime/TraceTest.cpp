@@ -79,6 +79,31 @@ TEST(Trace, ComputeActionsDoNotNest) {
                RuntimeError);
 }
 
+TEST(Trace, AGroupedWeightGradientNamesItsMicrobatches) {
+  StepTrace trace(0);
+  trace.start(0);
+  EXPECT_THROW(trace.setMicrobatches(2), RuntimeError);
+  trace.beginCompute(TraceCategory::BackwardWeight, 1, 0, 4, 1);
+  EXPECT_THROW(trace.setMicrobatches(0), RuntimeError);
+  trace.setMicrobatches(2);
+  trace.endCompute(2);
+  trace.beginCompute(TraceCategory::BackwardWeight, 1, 0, 6, 2);
+  trace.endCompute(3);
+  trace.finish(3);
+  TraceRunInfo info;
+  info.ranks = 1;
+  info.microbatches = 8;
+  JsonValue document =
+      JsonValue::parse(buildTraceDocument(info, {trace.serialize(0)}));
+  const auto &events = document.find("traceEvents")->asArray();
+  ASSERT_EQ(events.size(), 1u + 2);
+  EXPECT_EQ(events[1].find("name")->asString(), "W4-5");
+  EXPECT_EQ(events[1].find("args")->find("microbatch")->asInteger(), 4);
+  EXPECT_EQ(events[1].find("args")->find("microbatches")->asInteger(), 2);
+  EXPECT_EQ(events[2].find("name")->asString(), "W6");
+  EXPECT_EQ(events[2].find("args")->find("microbatches"), nullptr);
+}
+
 TEST(Trace, ScheduleComesFromTheManifest) {
   pipecc::rt::testing::TempDir dir;
   pipecc::rt::testing::writeBytes(dir.file("pipeline.json"),

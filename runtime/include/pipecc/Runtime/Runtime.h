@@ -424,6 +424,10 @@ void pipecc_rt_trace_begin(pipecc_rt_context *ctx, int32_t kind,
                            int64_t virtual_stage, int64_t chunk,
                            int64_t microbatch);
 void pipecc_rt_trace_end(pipecc_rt_context *ctx);
+/* Between begin and end: the action runs `count` consecutive micro-batches
+ * from its own in one call (a grouped weight gradient); the trace names it
+ * "W4-5" and counts it for each. */
+void pipecc_rt_trace_microbatches(pipecc_rt_context *ctx, int64_t count);
 
 /* Ends the job with "pipecc-runtime: error: rank <r>: <message>", exit 1. */
 void pipecc_rt_abort(pipecc_rt_context *ctx, const char *message);

@@ -44,6 +44,9 @@ struct TraceEvent {
   int64_t stage = -1, chunk = -1;
   /// -1 when the action is not about one micro-batch.
   int64_t microbatch = -1;
+  /// Compute: the micro-batches microbatch, microbatch + 1, ... it ran (a
+  /// grouped weight gradient runs several in one call).
+  int64_t microbatches = 1;
   /// Messages: the other rank and the bytes moved. -1 / 0 otherwise.
   int32_t peer = -1;
   int64_t bytes = 0;
@@ -70,6 +73,9 @@ public:
   /// action already open (a broken host program).
   void beginCompute(TraceCategory category, int64_t stage, int64_t chunk,
                     int64_t microbatch, double now);
+  /// The open compute action runs `count` consecutive micro-batches from
+  /// its own; throws when none is open.
+  void setMicrobatches(int64_t count);
   /// Closes the open compute action; throws when none is open.
   void endCompute(double now);
   /// Records a whole action the runtime timed itself.
