@@ -117,10 +117,11 @@ Result<Schedule> pipecc::scheduling::groupWeightGradientsInSlack(
       // Delaying W only ever moves work later: keep the group where the
       // step is no longer for it (the simulator prices it as its members)
       // and no rank holds more micro-batches than the schedule's fullest
-      // rank did (ZB-H1 promises 1F1B's memory).
+      // rank did (ZB-H1 promises 1F1B's memory), or than the group itself
+      // needs.
       Result<std::pair<double, int>> after = measure(trial);
       if (after && after->first <= base->first * (1 + 1e-9) &&
-          after->second <= base->second)
+          after->second <= std::max(base->second, size))
         grouped = std::move(trial);
     }
   if (Status status = grouped.verify(problem); !status)

@@ -35,7 +35,8 @@ Result<Schedule> groupWeightGradients(const ScheduleProblem &problem,
 /// groupWeightGradients' groups, each kept only where the simulated step
 /// (materializeCommunication and simulate with `sizes` and `timing`) is no
 /// longer than the schedule's own, and no rank holds more micro-batches'
-/// activations for W than the schedule's fullest rank: delaying W takes it
+/// activations for W than the schedule's fullest rank or the group's
+/// `size`, whichever is more: delaying W takes it
 /// out of the slot it filled (1F1B and ZB-H1 place W where a rank would
 /// otherwise wait), a group the step waits for costs more than its faster
 /// product saves, and the schedule's memory is part of its promise. The
