@@ -131,8 +131,8 @@ static cl::opt<std::string> weightGradientGroup(
     cl::desc("Run the weight gradients of this many consecutive "
              "micro-batches as one call, one product over their rows "
              "joined, where the predicted step is no longer for it (1: one "
-             "call each; default 2, or 1 with one micro-batch)"),
-    cl::value_desc("N"), cl::init("2"), cl::cat(trainingCategory));
+             "call each; default 1)"),
+    cl::value_desc("N"), cl::init("1"), cl::cat(trainingCategory));
 static cl::opt<std::string>
     schedule("schedule",
              cl::desc("Pipeline schedule: gpipe, 1f1b, interleaved-1f1b "
@@ -484,10 +484,6 @@ int main(int argc, char **argv) {
       return fail(numberError);
     *target = *value;
   }
-  // The default groups pairs, which one micro-batch cannot form.
-  if (!weightGradientGroup.getNumOccurrences())
-    options.weightGradientGroup =
-        std::min<int64_t>(options.weightGradientGroup, options.microbatches);
   std::optional<int64_t> level =
       pipecc::rt::parseIntegerOption("-O", optLevel, 0, 3, numberError);
   if (!level)
