@@ -18,6 +18,20 @@ std::string order(const std::vector<ComputeAction> &rank) {
   return text;
 }
 
+/// The schedule's programs (communication placed) as the simulator runs
+/// them.
+SimulationResult simulated(const ScheduleProblem &problem,
+                           const Schedule &schedule) {
+  Result<std::vector<Program>> programs =
+      materializeCommunication(problem, schedule, {}, {});
+  EXPECT_TRUE(programs.ok()) << programs.message();
+  if (!programs.ok())
+    return {};
+  Result<SimulationResult> result = simulate(problem, *programs, {});
+  EXPECT_TRUE(result.ok()) << result.message();
+  return result.ok() ? *result : SimulationResult{};
+}
+
 Schedule generated(const std::string &name, const ScheduleProblem &problem) {
   Result<Schedule> schedule = generateSchedule(name, problem);
   EXPECT_TRUE(schedule.ok()) << schedule.message();
@@ -67,16 +81,8 @@ TEST(WeightGradientGroups, KeepsEverySchedulesProgramsRunnable) {
           continue; // a shape the generator refuses
         Result<Schedule> pairs = groupWeightGradients(problem, *plain, 2);
         ASSERT_TRUE(pairs.ok()) << pairs.message();
-        auto simulate = [&](const Schedule &schedule) {
-          Result<std::vector<Program>> programs =
-              materializeCommunication(problem, schedule, {}, {});
-          EXPECT_TRUE(programs.ok()) << programs.message();
-          Result<SimulationResult> result =
-              pipecc::scheduling::simulate(problem, *programs, {});
-          EXPECT_TRUE(result.ok()) << result.message();
-          return *result;
-        };
-        SimulationResult before = simulate(*plain), after = simulate(*pairs);
+        SimulationResult before = simulated(problem, *plain),
+                         after = simulated(problem, *pairs);
         for (size_t rank = 0; rank < before.busySeconds.size(); ++rank) {
           EXPECT_DOUBLE_EQ(after.busySeconds[rank], before.busySeconds[rank]);
           EXPECT_LE(after.peakLiveUntilWeightGradient[rank],
@@ -99,13 +105,7 @@ TEST(WeightGradientGroups, InSlackKeepsOnlyGroupsTheStepDoesNotWaitFor) {
     problem.durations = {{7.0, 0.0, 12.0}, {7.0, 7.0, 7.0}};
     Schedule plain = generated(name, problem);
     auto makespan = [&](const Schedule &schedule) {
-      Result<std::vector<Program>> programs =
-          materializeCommunication(problem, schedule, {}, {});
-      EXPECT_TRUE(programs.ok()) << programs.message();
-      Result<SimulationResult> result =
-          pipecc::scheduling::simulate(problem, *programs, {});
-      EXPECT_TRUE(result.ok()) << result.message();
-      return result->makespan;
+      return simulated(problem, schedule).makespan;
     };
     Result<Schedule> every = groupWeightGradients(problem, plain, 2);
     Result<Schedule> slack =
