@@ -39,7 +39,9 @@
 #      --no-packed-weights, as runner pipecc-blas), PROFILE_ONCE=1 (one
 #      `pipecc profile` for every round, instead of a fresh one and a
 #      recompile before each round, so that each prediction is compared
-#      with runs made just after its profile).
+#      with runs made just after its profile), PIPECC_FLAGS (more pipecc
+#      options for every pipecc configuration, e.g.
+#      "--weight-gradient-group 2").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dry_run=0

@@ -90,7 +90,16 @@ def options():
         # is set beside runs made minutes after its profile, not after
         # every earlier round: a shared machine's speed drifts.
         "profile_rounds": os.environ.get("PROFILE_ONCE", "") in ("", "0"),
+        # Extra pipecc options for every pipecc configuration, e.g.
+        # "--weight-gradient-group 2", to bench a choice that is not the
+        # default (the table's heading names them).
+        "pipecc_flags": env_list("PIPECC_FLAGS", ""),
     }
+    for flag in o["pipecc_flags"]:
+        if flag in ("-o", "--stages", "--microbatches", "--schedule",
+                    "--chunks", "--lr", "--device"):
+            raise OptionError("PIPECC_FLAGS: %s is set by the benchmark "
+                              "itself" % flag)
     for text in env_list("P", "1 2" if quick else "1 2 4"):
         if not text.isdigit() or int(text) < 1:
             raise OptionError("P=%r: rank counts are positive integers" % text)
@@ -164,6 +173,7 @@ def cmd_plan():
             what = "pipecc --stages %d --microbatches %d --schedule %s " \
                 "--chunks %d" % (p, m, schedule,
                                  SCHEDULES[schedule][1] if p > 1 else 1)
+            what += "".join(" " + flag for flag in o["pipecc_flags"])
             if runner == "pipecc-blas":
                 what += ", run with --no-packed-weights"
         else:
@@ -884,6 +894,7 @@ def pipecc_compile(o, pipecc, folder, model, p, m, schedule, out, device):
         cmd += ["--loss", "cross-entropy", "--label-input", "labels"]
     if device:
         cmd += ["--device", device]
+    cmd += o["pipecc_flags"]
     if os.path.exists(out):
         shutil.rmtree(out)
     proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -1007,6 +1018,9 @@ def cmd_run(out):
     say("%d steps per run (%d warm-up), %d repeats, M=%d, SGD lr %g, one "
         "thread per rank" % (o["steps"], o["warmup"], o["repeats"],
                              o["microbatches"], o["lr"]))
+    if o["pipecc_flags"]:
+        say("pipecc compiled with PIPECC_FLAGS: %s" %
+            " ".join(o["pipecc_flags"]))
     if not os.access(pipecc, os.X_OK):
         say("pipecc not built (%s): pipecc rows are n/a" % pipecc)
         pipecc = None

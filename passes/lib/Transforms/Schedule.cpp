@@ -85,10 +85,10 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
       return module.emitError("--split-backward must be true, false or auto, "
                               "got '")
              << splitBackward << "'";
-    if (weightGradientGroup < 1 || weightGradientGroup > microbatches)
-      return module.emitError("--weight-gradient-group must be between 1 "
-                              "and the micro-batches (")
-             << microbatches.getValue() << "), got "
+    // More than M forms no group: every W runs alone.
+    if (weightGradientGroup < 1)
+      return module.emitError("--weight-gradient-group must be at least 1, "
+                              "got ")
              << weightGradientGroup.getValue();
     if (SymbolTable::lookupSymbolIn(module, kPipelineName))
       return module.emitError("the module already has a symbol @")
@@ -105,7 +105,8 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
     int numStages = table.stages.size();
     // Grouping needs W apart from B: split where the schedule would not,
     // unless told not to or a stage has no W.
-    if (weightGradientGroup > 1 && splitBackward == "auto" &&
+    if (weightGradientGroup > 1 && weightGradientGroup <= microbatches &&
+        splitBackward == "auto" &&
         llvm::all_of(table.stages, [](const VirtualStage &stage) {
           return static_cast<bool>(stage.backwardWeight);
         }))
@@ -176,7 +177,8 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
              << " placement) on " << microbatches.getValue()
              << " micro-batches with '" << scheduleName
              << "': " << schedule.message();
-    if (problem.splitBackward && weightGradientGroup > 1) {
+    if (problem.splitBackward && weightGradientGroup > 1 &&
+        weightGradientGroup <= microbatches) {
       schedule = sched::groupWeightGradientsInSlack(
           problem, *schedule, static_cast<int>(weightGradientGroup), sizes,
           timing);
