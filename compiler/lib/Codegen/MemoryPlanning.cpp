@@ -166,13 +166,13 @@ LogicalResult RecordCollector::collectFunction(func::FuncOp func) {
     // gradient): read for each of them, and kept side by side.
     auto group = func.getArgAttrOfType<IntegerAttr>(i, pipeline::kMicrobatchGroup);
     if (group && group.getInt() > 1) {
-      SmallVector<int64_t> shape(type.getShape());
-      if (shape.empty() || shape[0] % group.getInt() != 0)
+      RankedTensorType copy =
+          pipeline::microbatchCopyType(type, group.getInt());
+      if (!copy)
         return func.emitError("argument ")
                << i << " of type " << type << " cannot hold "
                << group.getInt() << " micro-batches";
-      shape[0] /= group.getInt();
-      int64_t id = tensorBuffer(name.getValue(), type.clone(shape));
+      int64_t id = tensorBuffer(name.getValue(), copy);
       buffers[id].slotMultiple =
           std::max<int64_t>(buffers[id].slotMultiple, group.getInt());
       call.readOffsets.pop_back();

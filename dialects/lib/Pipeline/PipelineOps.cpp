@@ -47,6 +47,16 @@ pipecc::pipeline::getStageFunctionRole(Operation *func) {
   return std::nullopt;
 }
 
+RankedTensorType pipecc::pipeline::microbatchCopyType(RankedTensorType block,
+                                                      int64_t group) {
+  if (group < 1 || block.getRank() == 0 || block.isDynamicDim(0) ||
+      block.getDimSize(0) % group != 0)
+    return {};
+  SmallVector<int64_t> shape(block.getShape());
+  shape[0] /= group;
+  return block.clone(shape);
+}
+
 //===----------------------------------------------------------------------===//
 // PipelineOp
 //===----------------------------------------------------------------------===//

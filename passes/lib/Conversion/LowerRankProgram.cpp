@@ -346,14 +346,13 @@ LogicalResult RankHostBuilder::collect(LLVM::LLVMFuncOp func,
       return func.emitError("argument ") << i << " has no tensor name";
     // A block of several micro-batches' copies: the buffer holds one.
     if (auto group = binding.getAs<IntegerAttr>(pipeline::kMicrobatchGroup)) {
-      SmallVector<int64_t> shape(type.getShape());
-      if (group.getInt() < 1 || shape.empty() ||
-          shape[0] % group.getInt() != 0)
+      RankedTensorType copy =
+          pipeline::microbatchCopyType(type, group.getInt());
+      if (!copy)
         return func.emitError("argument ")
                << i << " of type " << type << " cannot hold "
                << group.getInt() << " micro-batches";
-      shape[0] /= group.getInt();
-      type = type.clone(shape);
+      type = copy;
       stage.jointGroup = std::max(stage.jointGroup, group.getInt());
       // They must lie side by side: a multiple of the group's copies (or
       // one per micro-batch), one copy apart.

@@ -110,19 +110,13 @@ Value joinedRows(OpBuilder &b, Location loc, ArrayRef<Value> operands,
             rows->flattened == first->flattened;
   }
   auto type = llvm::cast<RankedTensorType>(operands.front().getType());
-  if (joint && first->block.getType() == RankedTensorType::get(
-                                             {type.getDimSize(0) *
-                                                  int64_t(operands.size()),
-                                              type.getDimSize(1)},
-                                             type.getElementType()))
+  auto joinedType = RankedTensorType::get(
+      {type.getDimSize(0) * int64_t(operands.size()), type.getDimSize(1)},
+      type.getElementType());
+  if (joint && first->block.getType() == joinedType)
     return first->block;
   if (joint && first->flattened)
-    return b.create<graph::ReshapeOp>(
-        loc,
-        RankedTensorType::get(
-            {type.getDimSize(0) * int64_t(operands.size()), type.getDimSize(1)},
-            type.getElementType()),
-        first->block);
+    return b.create<graph::ReshapeOp>(loc, joinedType, first->block);
   return b.create<graph::ConcatOp>(loc, operands, 0).getResult();
 }
 

@@ -85,11 +85,13 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
       return module.emitError("--split-backward must be true, false or auto, "
                               "got '")
              << splitBackward << "'";
-    // More than M forms no group: every W runs alone.
     if (weightGradientGroup < 1)
       return module.emitError("--weight-gradient-group must be at least 1, "
                               "got ")
              << weightGradientGroup.getValue();
+    // More than M forms no group: every W runs alone.
+    bool grouping =
+        weightGradientGroup > 1 && weightGradientGroup <= microbatches;
     if (SymbolTable::lookupSymbolIn(module, kPipelineName))
       return module.emitError("the module already has a symbol @")
              << kPipelineName << "; schedule it only once";
@@ -105,8 +107,7 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
     int numStages = table.stages.size();
     // Grouping needs W apart from B: split where the schedule would not,
     // unless told not to or a stage has no W.
-    if (weightGradientGroup > 1 && weightGradientGroup <= microbatches &&
-        splitBackward == "auto" &&
+    if (grouping && splitBackward == "auto" &&
         llvm::all_of(table.stages, [](const VirtualStage &stage) {
           return static_cast<bool>(stage.backwardWeight);
         }))
@@ -177,8 +178,7 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
              << " placement) on " << microbatches.getValue()
              << " micro-batches with '" << scheduleName
              << "': " << schedule.message();
-    if (problem.splitBackward && weightGradientGroup > 1 &&
-        weightGradientGroup <= microbatches) {
+    if (grouping && problem.splitBackward) {
       schedule = sched::groupWeightGradientsInSlack(
           problem, *schedule, static_cast<int>(weightGradientGroup), sizes,
           timing);

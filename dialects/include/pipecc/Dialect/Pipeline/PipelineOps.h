@@ -46,6 +46,11 @@ inline constexpr llvm::StringLiteral kMicrobatchOffset =
     "pipeline.microbatch_offset";
 inline constexpr llvm::StringLiteral kMicrobatchGroup =
     "pipeline.microbatch_group";
+
+/// One micro-batch's copy of an argument that holds `group` of them side by
+/// side along dimension 0 (kMicrobatchGroup); null when `block` cannot.
+mlir::RankedTensorType microbatchCopyType(mlir::RankedTensorType block,
+                                          int64_t group);
 } // namespace pipecc::pipeline
 
 #define GET_OP_CLASSES
