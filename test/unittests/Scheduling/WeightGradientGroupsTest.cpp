@@ -7,6 +7,8 @@
 
 #include "gtest/gtest.h"
 
+#include <cstdio>
+
 using namespace pipecc::scheduling;
 
 namespace {
@@ -133,4 +135,87 @@ TEST(WeightGradientGroups, RefusesAFusedBackward) {
   EXPECT_NE(pairs.message().find("runs B and W as one action"),
             std::string::npos)
       << pairs.message();
+}
+
+TEST(WeightGradientGroups, InSlackTriesEachGroupAloneWithinItsBudget) {
+  ScheduleProblem problem = ScheduleProblem::linear(2, 8, /*split=*/true);
+  SlackGroupingReport report;
+  Result<Schedule> slack = groupWeightGradientsInSlack(
+      problem, generated("zb-h1", problem), 2, {}, {},
+      kDefaultSlackActionBudget, &report);
+  ASSERT_TRUE(slack.ok()) << slack.message();
+  EXPECT_EQ(report.candidates, 8);
+  EXPECT_EQ(report.groupsPerTrial, 1);
+  // The schedule's own step, then one trial per group.
+  EXPECT_EQ(report.simulations, report.candidates + 1);
+}
+
+TEST(WeightGradientGroups, InSlackBoundsItsSimulationsOnALongStep) {
+  // 8 ranks, 256 micro-batches: 1024 candidate groups, each alone a
+  // simulation of the whole step's program actions. The budget takes them
+  // several per trial (a budget of one action still runs
+  // kMinSlackTrials); the step stays as long and as full as the
+  // schedule's.
+  for (int64_t budget : {kDefaultSlackActionBudget, int64_t(1)}) {
+    SCOPED_TRACE("budget " + std::to_string(budget));
+    ScheduleProblem problem = ScheduleProblem::linear(8, 256, /*split=*/true);
+    Schedule plain = generated("zb-h1", problem);
+    SlackGroupingReport report;
+    Result<Schedule> slack = groupWeightGradientsInSlack(
+        problem, plain, 2, {}, {}, budget, &report);
+    ASSERT_TRUE(slack.ok()) << slack.message();
+    EXPECT_EQ(report.candidates, 8 * 128);
+    EXPECT_GT(report.groupsPerTrial, 1);
+    Result<std::vector<Program>> programs =
+        materializeCommunication(problem, plain, {}, {});
+    ASSERT_TRUE(programs.ok()) << programs.message();
+    int64_t actions = 0;
+    for (const Program &program : *programs)
+      actions += static_cast<int64_t>(program.size());
+    EXPECT_LE(report.simulations,
+              std::max<int64_t>(kMinSlackTrials, budget / actions) + 1);
+    if (budget == kDefaultSlackActionBudget) {
+      EXPECT_GT(report.kept, 0);
+    }
+    std::printf("budget %lld: %d of %d groups kept, %d simulations of %lld "
+                "actions, %d groups per first trial\n",
+                static_cast<long long>(budget), report.kept,
+                report.candidates, report.simulations,
+                static_cast<long long>(actions), report.groupsPerTrial);
+    SimulationResult before = simulated(problem, plain),
+                     after = simulated(problem, *slack);
+    EXPECT_LE(after.makespan, before.makespan * (1 + 1e-9));
+    int beforePeak = 0, afterPeak = 0;
+    for (size_t i = 0; i < before.peakLiveUntilWeightGradient.size(); ++i) {
+      beforePeak = std::max(beforePeak, before.peakLiveUntilWeightGradient[i]);
+      afterPeak = std::max(afterPeak, after.peakLiveUntilWeightGradient[i]);
+    }
+    EXPECT_LE(afterPeak, std::max(beforePeak, 2));
+  }
+}
+
+TEST(WeightGradientGroups, InSlackWithinABudgetKeepsNearlyWhatEachAloneKeeps) {
+  // The runs that a small budget forces (16 trials here, 8 or 16 groups
+  // each) against one trial per group: at least 90 % of the groups kept.
+  for (const std::string name : {"1f1b", "zb-h1"}) {
+    for (int stages : {4, 8}) {
+      SCOPED_TRACE(name + " P=" + std::to_string(stages));
+      ScheduleProblem problem =
+          ScheduleProblem::linear(stages, 64, /*split=*/true);
+      Schedule plain = generated(name, problem);
+      SlackGroupingReport alone, runs;
+      Result<Schedule> exact = groupWeightGradientsInSlack(
+          problem, plain, 2, {}, {}, int64_t(1) << 40, &alone);
+      Result<Schedule> bounded =
+          groupWeightGradientsInSlack(problem, plain, 2, {}, {}, 1, &runs);
+      ASSERT_TRUE(exact.ok() && bounded.ok());
+      EXPECT_EQ(alone.groupsPerTrial, 1);
+      EXPECT_GT(runs.groupsPerTrial, 1);
+      EXPECT_LE(runs.simulations, kMinSlackTrials + 1);
+      EXPECT_GE(10 * runs.kept, 9 * alone.kept)
+          << runs.kept << " of " << alone.kept;
+      EXPECT_LE(simulated(problem, *bounded).makespan,
+                simulated(problem, plain).makespan * (1 + 1e-9));
+    }
+  }
 }

@@ -41,10 +41,30 @@ Result<Schedule> groupWeightGradients(const ScheduleProblem &problem,
 /// otherwise wait), a group the step waits for costs more than its faster
 /// product saves, and the schedule's memory is part of its promise. The
 /// simulator prices a group as its members.
-Result<Schedule> groupWeightGradientsInSlack(const ScheduleProblem &problem,
-                                             const Schedule &schedule,
-                                             int size, const TensorSizes &sizes,
-                                             const TimingModel &timing);
+///
+/// Each trial simulates the whole step, so trying every group alone costs
+/// groups x actions: O((P M)^2), minutes at thousands of micro-batches.
+/// `actionBudget` bounds the program actions simulated over all trials:
+/// where one group per trial would pass it, each trial takes the next
+/// groups (in the order above) together, kept or dropped together, as
+/// many per trial as keep the trials within the budget (and never fewer
+/// than kMinSlackTrials trials).
+struct SlackGroupingReport {
+  /// Groups groupWeightGradients would form, and those kept.
+  int candidates = 0;
+  int kept = 0;
+  /// Step simulations run (the schedule's own included), and the groups
+  /// each trial took together.
+  int simulations = 0;
+  int groupsPerTrial = 1;
+};
+inline constexpr int64_t kDefaultSlackActionBudget = 4'000'000;
+inline constexpr int kMinSlackTrials = 16;
+Result<Schedule> groupWeightGradientsInSlack(
+    const ScheduleProblem &problem, const Schedule &schedule, int size,
+    const TensorSizes &sizes, const TimingModel &timing,
+    int64_t actionBudget = kDefaultSlackActionBudget,
+    SlackGroupingReport *report = nullptr);
 
 } // namespace pipecc::scheduling
 
