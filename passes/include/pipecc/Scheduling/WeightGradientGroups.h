@@ -32,6 +32,22 @@ namespace pipecc::scheduling {
 Result<Schedule> groupWeightGradients(const ScheduleProblem &problem,
                                       const Schedule &schedule, int size);
 
+/// What groupWeightGradientsInSlack did.
+struct SlackGroupingReport {
+  /// Groups groupWeightGradients would form, and those kept.
+  int candidates = 0;
+  int kept = 0;
+  /// Step simulations run (the schedule's own included), and the groups
+  /// each of the first trials took together.
+  int simulations = 0;
+  int groupsPerTrial = 1;
+};
+
+/// Program actions groupWeightGradientsInSlack simulates by default over
+/// all its trials (about 1.5 s here), and the trials it runs at least.
+inline constexpr int64_t kDefaultSlackActionBudget = 4'000'000;
+inline constexpr int kMinSlackTrials = 16;
+
 /// groupWeightGradients' groups, each kept only where the simulated step
 /// (materializeCommunication and simulate with `sizes` and `timing`) is no
 /// longer than the schedule's own, and no rank holds more micro-batches'
@@ -42,24 +58,14 @@ Result<Schedule> groupWeightGradients(const ScheduleProblem &problem,
 /// product saves, and the schedule's memory is part of its promise. The
 /// simulator prices a group as its members.
 ///
-/// Each trial simulates the whole step, so trying every group alone costs
+/// Each trial simulates the whole step, so a trial per group costs
 /// groups x actions: O((P M)^2), minutes at thousands of micro-batches.
-/// `actionBudget` bounds the program actions simulated over all trials:
-/// where one group per trial would pass it, each trial takes the next
-/// groups (in the order above) together, kept or dropped together, as
-/// many per trial as keep the trials within the budget (and never fewer
-/// than kMinSlackTrials trials).
-struct SlackGroupingReport {
-  /// Groups groupWeightGradients would form, and those kept.
-  int candidates = 0;
-  int kept = 0;
-  /// Step simulations run (the schedule's own included), and the groups
-  /// each trial took together.
-  int simulations = 0;
-  int groupsPerTrial = 1;
-};
-inline constexpr int64_t kDefaultSlackActionBudget = 4'000'000;
-inline constexpr int kMinSlackTrials = 16;
+/// `actionBudget` bounds the program actions simulated over all trials
+/// (never fewer than kMinSlackTrials trials). Where a trial per group fits,
+/// the groups are tried one by one in the order above. Otherwise half the
+/// trials take the groups in runs, kept or dropped together, those that
+/// look free on their own rank's timeline first, and the other half split
+/// each dropped run in two, then in two again, while trials last.
 Result<Schedule> groupWeightGradientsInSlack(
     const ScheduleProblem &problem, const Schedule &schedule, int size,
     const TensorSizes &sizes, const TimingModel &timing,
