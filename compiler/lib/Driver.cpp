@@ -132,6 +132,7 @@ std::string schedulePipeline(const DriverOptions &options) {
          " microbatches=" + std::to_string(options.microbatches) +
          " chunks=" + std::to_string(options.chunks) +
          " weight-gradient-group=" + group +
+         " split-backward=" + options.splitBackward +
          "},pipecc-group-weight-gradients{size=" + group +
          "},pipecc-verify-pipeline";
 }

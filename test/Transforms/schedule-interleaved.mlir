@@ -3,8 +3,8 @@
 // elided). Stage costs F = 1, 2, 1, 1 s; B = 1, 1, 2, 1 s; W = 1, 0.5, 1,
 // 1 s; no device, so messages take no time. Parameter "wte" is tied
 // between virtual stages 0 and 3.
-// RUN: pipecc-opt %s -pipecc-schedule="schedule=interleaved-1f1b microbatches=2" -pipecc-verify-pipeline | FileCheck %s
-// RUN: pipecc-opt %s -pipecc-schedule="schedule=interleaved-1f1b microbatches=2" -pipecc-verify-pipeline -test-print-schedule -o /dev/null | FileCheck %s --check-prefix=PRINT
+// RUN: pipecc-opt %s -pipecc-schedule="schedule=interleaved-1f1b microbatches=2 split-backward=false" -pipecc-verify-pipeline | FileCheck %s
+// RUN: pipecc-opt %s -pipecc-schedule="schedule=interleaved-1f1b microbatches=2 split-backward=false" -pipecc-verify-pipeline -test-print-schedule -o /dev/null | FileCheck %s --check-prefix=PRINT
 // RUN: not pipecc-opt %s -pipecc-schedule="schedule=1f1b microbatches=2" 2>&1 | FileCheck %s --check-prefix=ONEF
 // RUN: not pipecc-opt %s -pipecc-schedule="schedule=gpipe microbatches=2 chunks=1" 2>&1 | FileCheck %s --check-prefix=CHUNKS
 

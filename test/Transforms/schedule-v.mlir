@@ -2,8 +2,8 @@
 // placement (rank 0 holds virtual stages 0 and 3, rank 1 stages 1 and 2;
 // bodies elided). Costs as in schedule-interleaved.mlir; "wte" is tied
 // between virtual stages 0 and 3, both on rank 0.
-// RUN: pipecc-opt %s -pipecc-schedule="schedule=gpipe microbatches=2" -pipecc-verify-pipeline | FileCheck %s
-// RUN: pipecc-opt %s -pipecc-schedule="schedule=gpipe microbatches=2" -pipecc-verify-pipeline -test-print-schedule -o /dev/null | FileCheck %s --check-prefix=PRINT
+// RUN: pipecc-opt %s -pipecc-schedule="schedule=gpipe microbatches=2 split-backward=false" -pipecc-verify-pipeline | FileCheck %s
+// RUN: pipecc-opt %s -pipecc-schedule="schedule=gpipe microbatches=2 split-backward=false" -pipecc-verify-pipeline -test-print-schedule -o /dev/null | FileCheck %s --check-prefix=PRINT
 // RUN: not pipecc-opt %s -pipecc-schedule="schedule=interleaved-1f1b microbatches=2" 2>&1 | FileCheck %s --check-prefix=INTERLEAVED
 
 // GPipe orders any placement. Rank 1's hand-off from virtual stage 1 to 2

@@ -1,7 +1,10 @@
-// RUN: pipecc-opt %s -pipecc-schedule="schedule=gpipe microbatches=2" | FileCheck %s --check-prefix=GPIPE
-// RUN: pipecc-opt %s -pipecc-schedule="schedule=1f1b microbatches=3" -pipecc-verify-pipeline -test-print-schedule -o /dev/null | FileCheck %s --check-prefix=ONEF
+// RUN: pipecc-opt %s -pipecc-schedule="schedule=gpipe microbatches=2 split-backward=false" | FileCheck %s --check-prefix=GPIPE
+// RUN: pipecc-opt %s -pipecc-schedule="schedule=1f1b microbatches=3 split-backward=false" -pipecc-verify-pipeline -test-print-schedule -o /dev/null | FileCheck %s --check-prefix=ONEF
 // RUN: pipecc-opt %s -pipecc-schedule="schedule=zb-h1 microbatches=2" -pipecc-verify-pipeline | FileCheck %s --check-prefix=ZB
 // RUN: pipecc-opt %s -pipecc-schedule="schedule=1f1b microbatches=2 split-backward=true" -test-print-schedule -o /dev/null | FileCheck %s --check-prefix=SPLIT
+// RUN: pipecc-opt %s -pipecc-schedule="schedule=1f1b microbatches=2" -test-print-schedule -o /dev/null | FileCheck %s --check-prefix=SPLIT
+// RUN: pipecc-opt %s -pipecc-schedule="schedule=1f1b microbatches=2 split-backward=false" -test-print-schedule -o /dev/null | FileCheck %s --check-prefix=FUSED2
+// RUN: pipecc-opt %s -pipecc-schedule="schedule=gpipe microbatches=2" -test-print-schedule -o /dev/null | FileCheck %s --check-prefix=GPIPE-AUTO
 
 // Two stages as pipecc-split-stages leaves them (bodies elided): stage 0
 // sends two tensors forward, stage 1 sends one gradient back. Stage costs
@@ -17,7 +20,8 @@ module attributes {pipeline.partition = {stage_costs = [
   func.func private @stage1_backward_weight() attributes {pipeline.kind = "backward_weight", pipeline.stage = 1 : i64}
 }
 
-// GPipe: every forward, then every fused backward. Each boundary message
+// GPipe with a fused backward (split-backward=false): every forward, then
+// every fused backward. Each boundary message
 // becomes one send/recv per tensor, in the sender's order.
 // GPIPE-LABEL: pipeline.pipeline @train ranks = 2 chunks = 1 microbatches = 2 schedule = "gpipe" placement = [0, 1]
 // GPIPE-SAME: bubble = 0.36363636363636{{[0-9]*}} : f64
@@ -52,7 +56,7 @@ module attributes {pipeline.partition = {stage_costs = [
 // GPIPE-NEXT:  }
 // GPIPE-NOT: pipeline.backward_input
 
-// 1F1B: one warm-up forward on rank 0, then one forward one backward. The
+// 1F1B, fused: one warm-up forward on rank 0, then one forward one backward. The
 // programs verify; the simulated step follows the stage costs (15 s).
 // ONEF:      pipeline @train schedule '1f1b': 2 ranks, 1 chunks, 3 micro-batches, placement [0, 1]
 // ONEF-NEXT: rank 0: F0 >1:h@0 >1:mask@0 F1 >1:h@1 >1:mask@1 <1:dh@0 BW0 F2 >1:h@2 >1:mask@2 <1:dh@1 BW1 <1:dh@2 BW2 OPT
@@ -74,8 +78,19 @@ module attributes {pipeline.partition = {stage_costs = [
 // ZB-NEXT:    pipeline.optimizer_step
 // ZB-NOT:   pipeline.backward @
 
-// 1F1B with split-backward=true: W follows its B at once.
+// 1F1B with split-backward=true: W follows its B at once. `auto` (the
+// default) takes the same split: the gradient dh leaves after B instead of
+// after B and W, and the step is 10 s where the fused one takes 11.
 // SPLIT:      rank 0: F0 >1:h@0 >1:mask@0 F1 >1:h@1 >1:mask@1 <1:dh@0 B0 W0 <1:dh@1 B1 W1 OPT
 // SPLIT-NEXT: rank 1: <0:h@0 <0:mask@0 F0 <0:h@1 <0:mask@1 B0 >0:dh@0 W0 F1 B1 >0:dh@1 W1 OPT
 // SPLIT-NEXT: predicted step 10 s, bubble 0.3000
 // SPLIT-NEXT: simulated: step 10, bubble 0.3000
+
+// FUSED2:      rank 0: F0 >1:h@0 >1:mask@0 F1 >1:h@1 >1:mask@1 <1:dh@0 BW0 <1:dh@1 BW1 OPT
+// FUSED2-NEXT: rank 1: <0:h@0 <0:mask@0 F0 <0:h@1 <0:mask@1 BW0 >0:dh@0 F1 BW1 >0:dh@1 OPT
+// FUSED2-NEXT: predicted step 11 s, bubble 0.3636
+
+// GPipe under `auto` splits too, for the same reason.
+// GPIPE-AUTO:      rank 0: F0 >1:h@0 >1:mask@0 F1 >1:h@1 >1:mask@1 <1:dh@0 B0 W0 <1:dh@1 B1 W1 OPT
+// GPIPE-AUTO-NEXT: rank 1: <0:h@0 <0:mask@0 F0 <0:h@1 <0:mask@1 F1 B0 >0:dh@0 W0 B1 >0:dh@1 W1 OPT
+// GPIPE-AUTO-NEXT: predicted step 10 s, bubble 0.3000

@@ -133,6 +133,15 @@ static cl::opt<std::string> weightGradientGroup(
              "joined, where the predicted step is no longer for it (1: one "
              "call each; default 1)"),
     cl::value_desc("N"), cl::init("1"), cl::cat(trainingCategory));
+static cl::opt<std::string> splitBackwardChoice(
+    "split-backward",
+    cl::desc("Run each micro-batch's backward as two calls, input gradient "
+             "(B) then weight gradient (W): auto (default: where the "
+             "schedule needs it, or where the predicted step is shorter for "
+             "it, since the input gradient then leaves before W), true or "
+             "false"),
+    cl::value_desc("auto|true|false"), cl::init("auto"),
+    cl::cat(trainingCategory));
 static cl::opt<std::string>
     schedule("schedule",
              cl::desc("Pipeline schedule: gpipe, 1f1b, interleaved-1f1b "
@@ -506,6 +515,11 @@ int main(int argc, char **argv) {
     return fail("--precision " + precision + ": expected fp32 or bf16");
   options.precision = precision;
   options.schedule = schedule;
+  if (splitBackwardChoice != "auto" && splitBackwardChoice != "true" &&
+      splitBackwardChoice != "false")
+    return fail("--split-backward " + splitBackwardChoice +
+                ": expected auto, true or false");
+  options.splitBackward = splitBackwardChoice;
   options.partition = partitionStrategy;
   options.cutAfter.assign(cutAfter.begin(), cutAfter.end());
   options.device = device;

@@ -169,33 +169,30 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
       gradients.push_back(std::move(*grad));
     }
 
-    sched::Result<sched::Schedule> schedule =
-        sched::generateSchedule(scheduleName, problem);
-    if (!schedule)
-      return module.emitError("cannot schedule ")
-             << numStages << " virtual stages on " << table.ranks
-             << " ranks (" << sched::placementName(table.placement)
-             << " placement) on " << microbatches.getValue()
-             << " micro-batches with '" << scheduleName
-             << "': " << schedule.message();
-    if (grouping && problem.splitBackward) {
-      schedule = sched::groupWeightGradientsInSlack(
-          problem, *schedule, static_cast<int>(weightGradientGroup), sizes,
-          timing);
-      if (!schedule)
-        return module.emitError("cannot group the weight gradients of '")
-               << scheduleName << "': " << schedule.message();
+    std::string why;
+    FailureOr<Planned> planned = plan(problem, sizes, timing, grouping, why);
+    if (failed(planned))
+      return module.emitError(why);
+    // `auto` on a schedule that runs B and W as one action: split them
+    // where every stage has a W and the simulated step is shorter for it.
+    // W still follows its B at once, so the order and the memory stay the
+    // schedule's, but the input gradient leaves between them instead of
+    // after both (on one rank nothing leaves, and the step is the same).
+    if (splitBackward == "auto" && !problem.splitBackward &&
+        table.ranks > 1 &&
+        llvm::all_of(table.stages, [](const VirtualStage &stage) {
+          return static_cast<bool>(stage.backwardWeight);
+        })) {
+      sched::ScheduleProblem split = problem;
+      split.splitBackward = true;
+      std::string ignored;
+      FailureOr<Planned> apart = plan(split, sizes, timing, grouping, ignored);
+      if (succeeded(apart) && apart->simulation.makespan <
+                                  planned->simulation.makespan * (1 - 1e-9)) {
+        problem = std::move(split);
+        planned = std::move(apart);
+      }
     }
-    sched::Result<std::vector<sched::Program>> programs =
-        sched::materializeCommunication(problem, *schedule, sizes, timing);
-    if (!programs)
-      return module.emitError("cannot place the communication of '")
-             << scheduleName << "': " << programs.message();
-    sched::Result<sched::SimulationResult> simulation =
-        sched::simulate(problem, *programs, timing);
-    if (!simulation)
-      return module.emitError("the scheduling library rejects its own '")
-             << scheduleName << "' programs: " << simulation.message();
 
     // Library message names back to boundaries.
     llvm::StringMap<Boundary> boundaryOf;
@@ -203,7 +200,61 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
       boundaryOf[sched::activationName(k)] = {&activations[k], k, k + 1};
       boundaryOf[sched::gradientName(k)] = {&gradients[k], k + 1, k};
     }
-    return emitPipeline(module, problem, *programs, boundaryOf, *simulation);
+    return emitPipeline(module, problem, planned->programs, boundaryOf,
+                        planned->simulation);
+  }
+
+  /// A schedule of the problem, its programs and their simulation.
+  struct Planned {
+    sched::Schedule schedule;
+    std::vector<sched::Program> programs;
+    sched::SimulationResult simulation;
+  };
+
+  /// The schedule `scheduleName` makes of `problem` (its weight gradients
+  /// grouped when `grouping` and the backward is split), its communication
+  /// placed and the step simulated; `why` says what failed otherwise.
+  FailureOr<Planned> plan(const sched::ScheduleProblem &problem,
+                          const sched::TensorSizes &sizes,
+                          const sched::TimingModel &timing, bool grouping,
+                          std::string &why) {
+    sched::Result<sched::Schedule> schedule =
+        sched::generateSchedule(scheduleName, problem);
+    if (!schedule) {
+      why = "cannot schedule " + std::to_string(table.stages.size()) +
+            " virtual stages on " + std::to_string(table.ranks) + " ranks (" +
+            sched::placementName(table.placement) + " placement) on " +
+            std::to_string(microbatches.getValue()) +
+            " micro-batches with '" + scheduleName +
+            "': " + schedule.message();
+      return failure();
+    }
+    if (grouping && problem.splitBackward) {
+      schedule = sched::groupWeightGradientsInSlack(
+          problem, *schedule, static_cast<int>(weightGradientGroup), sizes,
+          timing);
+      if (!schedule) {
+        why = "cannot group the weight gradients of '" + scheduleName +
+              "': " + schedule.message();
+        return failure();
+      }
+    }
+    sched::Result<std::vector<sched::Program>> programs =
+        sched::materializeCommunication(problem, *schedule, sizes, timing);
+    if (!programs) {
+      why = "cannot place the communication of '" + scheduleName +
+            "': " + programs.message();
+      return failure();
+    }
+    sched::Result<sched::SimulationResult> simulation =
+        sched::simulate(problem, *programs, timing);
+    if (!simulation) {
+      why = "the scheduling library rejects its own '" + scheduleName +
+            "' programs: " + simulation.message();
+      return failure();
+    }
+    return Planned{std::move(*schedule), std::move(*programs),
+                   std::move(*simulation)};
   }
 
   /// The split-backward choice: explicit, or as the generator says (the

@@ -56,6 +56,10 @@ struct DriverOptions {
   /// W of this many consecutive micro-batches per call
   /// (--weight-gradient-group; pipecc-group-weight-gradients).
   int64_t weightGradientGroup = 1;
+  /// B and W as two calls per micro-batch (--split-backward): "auto" (as
+  /// the schedule needs, or where the simulated step is shorter), "true"
+  /// or "false".
+  std::string splitBackward = "auto";
   // Lower and codegen.
   /// The target of the rank executables (--target): cpu or cuda.
   std::string target = "cpu";
