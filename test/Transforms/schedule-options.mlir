@@ -12,7 +12,8 @@
 // NO-MB: error: --microbatches must be a positive int, got 0
 // A generator's refusal of the problem's shape reaches the user as is.
 // INTERLEAVED: error: cannot schedule 2 virtual stages on 2 ranks (linear placement) on 1 micro-batches with 'interleaved-1f1b': interleaved-1f1b needs micro-batches >= ranks, got 1 < 2
-// ZB-FUSED: error: cannot schedule 2 virtual stages on 2 ranks (linear placement) on 4 micro-batches with 'zb-h1': zb-h1 needs the backward split into B and W
+// Asked for a fused backward, a schedule that needs it split names the option.
+// ZB-FUSED: error: --split-backward false: 'zb-h1' needs the backward split into B and W (it runs W apart from its B)
 // SPLIT: error: --split-backward must be true, false or auto, got 'maybe'
 // TWICE: error: the module already has a symbol @train; schedule it only once
 // EMPTY: error: the module has no pipeline.stage_table; run pipecc-split-stages first

@@ -85,6 +85,14 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
       return module.emitError("--split-backward must be true, false or auto, "
                               "got '")
              << splitBackward << "'";
+    if (!*split && splitBackward != "auto")
+      if (const sched::ScheduleGenerator *generator =
+              sched::lookupGenerator(scheduleName);
+          generator && generator->needsSplitBackward())
+        return module.emitError("--split-backward false: '")
+               << scheduleName
+               << "' needs the backward split into B and W (it runs W "
+                  "apart from its B)";
     if (weightGradientGroup < 1)
       return module.emitError("--weight-gradient-group must be at least 1, "
                               "got ")
