@@ -195,6 +195,12 @@ def Schedule : Pass<"pipecc-schedule", "::mlir::ModuleOp"> {
     weights) gets one `pipeline.all_reduce` of its gradient over those
     ranks.
 
+    With `split-backward=auto`, a schedule that runs each micro-batch's
+    backward as one action (GPipe, 1F1B, interleaved 1F1B) is planned both
+    fused and split (W right after its B) where every virtual stage has a
+    W, and the split is kept only where the simulated step is strictly
+    shorter: split, the input gradient is sent before W runs.
+
     The op also records the library simulator's prediction for the same
     programs and durations: `predicted_step_s` (makespan), `bubble` (mean
     idle fraction), `rank_busy_s` (per rank) and `peak_live_microbatches`
@@ -207,8 +213,10 @@ def Schedule : Pass<"pipecc-schedule", "::mlir::ModuleOp"> {
            "Number of micro-batches per step">,
     Option<"splitBackward", "split-backward", "std::string",
            /*default=*/"\"auto\"",
-           "Schedule B and W separately: true, false, or auto (true for "
-           "zb-* schedules, false otherwise)">,
+           "Schedule B and W separately: true, false, or auto (as the "
+           "schedule needs; for a schedule that fuses them, split where "
+           "every virtual stage has a W and the simulated step is strictly "
+           "shorter: the input gradient then leaves before W)">,
     Option<"chunks", "chunks", "int64_t", /*default=*/"0",
            "Virtual stages per rank the partition must have cut (0: as "
            "the stage table says)">,
