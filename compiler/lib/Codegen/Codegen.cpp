@@ -324,8 +324,9 @@ LogicalResult codegen::emitPipeline(
   if (std::optional<ArrayRef<int64_t>> peak = pipe.getPeakLiveMicrobatches())
     prediction["peak_live_microbatches"] = llvm::json::Array(*peak);
   manifest["prediction"] = std::move(prediction);
-  // Whether each micro-batch's backward runs as B then W (the schedule
-  // needed it, or --split-backward auto found the step shorter for it).
+  // Whether each micro-batch's backward runs as B then W: the schedule
+  // needs it, --split-backward true or --weight-gradient-group asked for
+  // it, or --split-backward auto found the step shorter for it.
   manifest["split_backward"] =
       pipe.walk([](pipeline::BackwardInputOp) {
             return WalkResult::interrupt();

@@ -172,17 +172,18 @@ Result<Schedule> pipecc::scheduling::groupWeightGradientsInSlack(
   // Otherwise half of them take the groups in runs, those that look free
   // on their rank's timeline (looksFree) first, and the rest split each
   // dropped run in two, then in two again, while trials are left. Groups
-  // on different actions commute, so the order only decides which trials
-  // the budget reaches.
+  // on different actions commute, so any order gives a valid schedule;
+  // the order decides which groups are tried together and with which
+  // groups already kept, and so which are kept.
   int64_t trials = std::max<int64_t>(
       kMinSlackTrials, actionBudget / std::max<int64_t>(1, base->actions));
   int64_t count = static_cast<int64_t>(groups.size());
   int64_t perTrial =
       count <= trials ? 1 : (count + trials / 2 - 1) / (trials / 2);
   counts.groupsPerTrial = static_cast<int>(perTrial);
-  int64_t free = count;
+  int64_t lookFree = count;
   if (perTrial > 1)
-    free = std::stable_partition(groups.begin(), groups.end(),
+    lookFree = std::stable_partition(groups.begin(), groups.end(),
                                  [&](const auto &group) {
                                    return looksFree(
                                        base->programs[group.first],
@@ -191,7 +192,7 @@ Result<Schedule> pipecc::scheduling::groupWeightGradientsInSlack(
                                  }) -
            groups.begin();
   std::vector<std::pair<size_t, size_t>> runs;
-  for (auto [begin, end] : {std::pair{int64_t(0), free}, {free, count}})
+  for (auto [begin, end] : {std::pair{int64_t(0), lookFree}, {lookFree, count}})
     for (int64_t first = begin; first < end; first += perTrial)
       runs.push_back({static_cast<size_t>(first),
                       static_cast<size_t>(std::min(end, first + perTrial))});

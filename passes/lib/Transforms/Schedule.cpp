@@ -93,6 +93,11 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
                << scheduleName
                << "' needs the backward split into B and W (it runs W "
                   "apart from its B)";
+    if (weightGradientGroup > 1 && !*split && splitBackward != "auto")
+      return module.emitError("--weight-gradient-group ")
+             << weightGradientGroup.getValue()
+             << " runs W apart from its B, but --split-backward false keeps "
+                "each backward one call";
     if (weightGradientGroup < 1)
       return module.emitError("--weight-gradient-group must be at least 1, "
                               "got ")
@@ -127,8 +132,12 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
       if (*split && !stage.backwardWeight)
         return module.emitError("virtual stage ")
                << stage.index
-               << " has no backward_weight function, but the schedule "
-                  "splits the backward into B and W";
+               << " has no backward_weight function, but the backward is "
+                  "split into B and W ("
+               << (splitBackward == "auto"
+                       ? "'" + scheduleName + "' needs it"
+                       : std::string("--split-backward true"))
+               << ")";
     }
 
     // The schedule must be able to use v chunks per rank; whether it can
@@ -183,21 +192,24 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
       return module.emitError(why);
     // `auto` on a schedule that runs B and W as one action: split them
     // where every stage has a W and the simulated step is shorter for it.
-    // W still follows its B at once, so the order and the memory stay the
-    // schedule's, but the input gradient leaves between them instead of
-    // after both (on one rank nothing leaves, and the step is the same).
+    // W still follows its B at once, so the order and the micro-batches
+    // each rank holds stay the schedule's (its bytes may grow a little: W's
+    // stash, the gradient's send buffer while W runs), but the input
+    // gradient leaves between them instead of after both (on one rank
+    // nothing leaves, and the step is the same).
     if (splitBackward == "auto" && !problem.splitBackward &&
         table.ranks > 1 &&
         llvm::all_of(table.stages, [](const VirtualStage &stage) {
           return static_cast<bool>(stage.backwardWeight);
         })) {
-      sched::ScheduleProblem split = problem;
-      split.splitBackward = true;
+      sched::ScheduleProblem splitProblem = problem;
+      splitProblem.splitBackward = true;
       std::string ignored;
-      FailureOr<Planned> apart = plan(split, sizes, timing, grouping, ignored);
+      FailureOr<Planned> apart =
+          plan(splitProblem, sizes, timing, grouping, ignored);
       if (succeeded(apart) && apart->simulation.makespan <
                                   planned->simulation.makespan * (1 - 1e-9)) {
-        problem = std::move(split);
+        problem = std::move(splitProblem);
         planned = std::move(apart);
       }
     }
@@ -212,9 +224,8 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
                         planned->simulation);
   }
 
-  /// A schedule of the problem, its programs and their simulation.
+  /// A schedule of the problem as programs, and their simulation.
   struct Planned {
-    sched::Schedule schedule;
     std::vector<sched::Program> programs;
     sched::SimulationResult simulation;
   };
@@ -261,8 +272,7 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
             "' programs: " + simulation.message();
       return failure();
     }
-    return Planned{std::move(*schedule), std::move(*programs),
-                   std::move(*simulation)};
+    return Planned{std::move(*programs), std::move(*simulation)};
   }
 
   /// The split-backward choice: explicit, or as the generator says (the

@@ -7,8 +7,6 @@
 
 #include "gtest/gtest.h"
 
-#include <cstdio>
-
 using namespace pipecc::scheduling;
 
 namespace {
@@ -177,11 +175,6 @@ TEST(WeightGradientGroups, InSlackBoundsItsSimulationsOnALongStep) {
     if (budget == kDefaultSlackActionBudget) {
       EXPECT_GT(report.kept, 0);
     }
-    std::printf("budget %lld: %d of %d groups kept, %d simulations of %lld "
-                "actions, %d groups per first trial\n",
-                static_cast<long long>(budget), report.kept,
-                report.candidates, report.simulations,
-                static_cast<long long>(actions), report.groupsPerTrial);
     SimulationResult before = simulated(problem, plain),
                      after = simulated(problem, *slack);
     EXPECT_LE(after.makespan, before.makespan * (1 + 1e-9));
@@ -195,8 +188,9 @@ TEST(WeightGradientGroups, InSlackBoundsItsSimulationsOnALongStep) {
 }
 
 TEST(WeightGradientGroups, InSlackWithinABudgetKeepsNearlyWhatEachAloneKeeps) {
-  // The runs that a small budget forces (16 trials here, 8 or 16 groups
-  // each) against one trial per group: at least 90 % of the groups kept.
+  // The runs that a small budget forces (16 trials here, 16 or 32 groups
+  // in each first run) against one trial per group: at least 90 % of the
+  // groups kept, the step no longer and no rank fuller.
   for (const std::string name : {"1f1b", "zb-h1"}) {
     for (int stages : {4, 8}) {
       SCOPED_TRACE(name + " P=" + std::to_string(stages));
@@ -208,14 +202,23 @@ TEST(WeightGradientGroups, InSlackWithinABudgetKeepsNearlyWhatEachAloneKeeps) {
           problem, plain, 2, {}, {}, int64_t(1) << 40, &alone);
       Result<Schedule> bounded =
           groupWeightGradientsInSlack(problem, plain, 2, {}, {}, 1, &runs);
-      ASSERT_TRUE(exact.ok() && bounded.ok());
+      ASSERT_TRUE(exact.ok()) << exact.message();
+      ASSERT_TRUE(bounded.ok()) << bounded.message();
       EXPECT_EQ(alone.groupsPerTrial, 1);
       EXPECT_GT(runs.groupsPerTrial, 1);
       EXPECT_LE(runs.simulations, kMinSlackTrials + 1);
       EXPECT_GE(10 * runs.kept, 9 * alone.kept)
           << runs.kept << " of " << alone.kept;
-      EXPECT_LE(simulated(problem, *bounded).makespan,
-                simulated(problem, plain).makespan * (1 + 1e-9));
+      SimulationResult before = simulated(problem, plain),
+                       after = simulated(problem, *bounded);
+      EXPECT_LE(after.makespan, before.makespan * (1 + 1e-9));
+      int beforePeak = 0, afterPeak = 0;
+      for (size_t i = 0; i < before.peakLiveUntilWeightGradient.size(); ++i) {
+        beforePeak =
+            std::max(beforePeak, before.peakLiveUntilWeightGradient[i]);
+        afterPeak = std::max(afterPeak, after.peakLiveUntilWeightGradient[i]);
+      }
+      EXPECT_LE(afterPeak, std::max(beforePeak, 2));
     }
   }
 }

@@ -43,8 +43,9 @@ struct SlackGroupingReport {
   int groupsPerTrial = 1;
 };
 
-/// Program actions groupWeightGradientsInSlack simulates by default over
-/// all its trials (about 1.5 s here), and the trials it runs at least.
+/// Program actions groupWeightGradientsInSlack's trials simulate by
+/// default (about 1.5 s here; the schedule's own step is simulated once
+/// more), and the trials it allows whatever the budget.
 inline constexpr int64_t kDefaultSlackActionBudget = 4'000'000;
 inline constexpr int kMinSlackTrials = 16;
 
@@ -60,8 +61,8 @@ inline constexpr int kMinSlackTrials = 16;
 ///
 /// Each trial simulates the whole step, so a trial per group costs
 /// groups x actions: O((P M)^2), minutes at thousands of micro-batches.
-/// `actionBudget` bounds the program actions simulated over all trials
-/// (never fewer than kMinSlackTrials trials). Where a trial per group fits,
+/// `actionBudget` bounds the program actions the trials simulate (it
+/// allows kMinSlackTrials trials at least). Where a trial per group fits,
 /// the groups are tried one by one in the order above. Otherwise half the
 /// trials take the groups in runs, kept or dropped together, those that
 /// look free on their own rank's timeline first, and the other half split
