@@ -883,6 +883,9 @@ def compile_entry(o, pipecc, folder, row, entry, profile):
         "predicted_step_s")
     entry["arena"] = [r.get("arena_bytes") for r in manifest.get(
         "memory_plan", {}).get("ranks", [])]
+    # B and W as two calls (`--split-backward auto` splits 1F1B on several
+    # ranks; PyTorch's Schedule1F1B runs them as one).
+    entry["split"] = manifest.get("split_backward")
 
 
 def pipecc_compile(o, pipecc, folder, model, p, m, schedule, out, device):
@@ -1097,7 +1100,7 @@ def cmd_run(out):
                 twin = results.get((model, "pipecc", p, m, schedule), {})
                 entry["error"] = twin.get("error") or (
                     None if "binary" in twin else "no pipecc row")
-                for key in ("binary", "predicted", "arena"):
+                for key in ("binary", "predicted", "arena", "split"):
                     if key in twin:
                         entry[key] = twin[key]
                 continue
@@ -1262,6 +1265,15 @@ def report(o, results, extra, cores, say):
                             100 * gflops / (peak * min(p, cores)),
                             fmt_ms(predicted) if runner == "pipecc" else "",
                             accuracy))
+        split = ["P=%d M=%d %s" % (p, m, schedule)
+                 for (m_, runner, p, m, schedule), e in rows
+                 if runner == "pipecc" and e.get("split")]
+        if split:
+            say()
+            say("pipecc runs each backward as B then W (pipeline.json "
+                "split_backward; `--split-backward auto` where the predicted "
+                "step is shorter for it, or the schedule needs it) in: %s"
+                % ", ".join(split))
         say()
         say("Losses (mean over the batch): step 1 and step %d" % o["steps"])
         say()
