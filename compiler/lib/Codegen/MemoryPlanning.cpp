@@ -166,13 +166,11 @@ LogicalResult RecordCollector::collectFunction(func::FuncOp func) {
     // gradient): read for each of them, and kept side by side.
     auto group = func.getArgAttrOfType<IntegerAttr>(i, pipeline::kMicrobatchGroup);
     if (group && group.getInt() > 1) {
-      RankedTensorType copy =
-          pipeline::microbatchCopyType(type, group.getInt());
-      if (!copy)
-        return func.emitError("argument ")
-               << i << " of type " << type << " cannot hold "
-               << group.getInt() << " micro-batches";
-      int64_t id = tensorBuffer(name.getValue(), copy);
+      FailureOr<RankedTensorType> copy = pipeline::argumentMicrobatchCopyType(
+          func, i, type, group.getInt());
+      if (failed(copy))
+        return failure();
+      int64_t id = tensorBuffer(name.getValue(), *copy);
       buffers[id].slotMultiple =
           std::max<int64_t>(buffers[id].slotMultiple, group.getInt());
       call.readOffsets.pop_back();

@@ -57,6 +57,18 @@ RankedTensorType pipecc::pipeline::microbatchCopyType(RankedTensorType block,
   return block.clone(shape);
 }
 
+FailureOr<RankedTensorType>
+pipecc::pipeline::argumentMicrobatchCopyType(Operation *func,
+                                             unsigned argument,
+                                             RankedTensorType block,
+                                             int64_t group) {
+  if (RankedTensorType copy = microbatchCopyType(block, group))
+    return copy;
+  return func->emitError("argument ")
+         << argument << " of type " << block << " cannot hold " << group
+         << " micro-batches";
+}
+
 //===----------------------------------------------------------------------===//
 // PipelineOp
 //===----------------------------------------------------------------------===//

@@ -346,13 +346,11 @@ LogicalResult RankHostBuilder::collect(LLVM::LLVMFuncOp func,
       return func.emitError("argument ") << i << " has no tensor name";
     // A block of several micro-batches' copies: the buffer holds one.
     if (auto group = binding.getAs<IntegerAttr>(pipeline::kMicrobatchGroup)) {
-      RankedTensorType copy =
-          pipeline::microbatchCopyType(type, group.getInt());
-      if (!copy)
-        return func.emitError("argument ")
-               << i << " of type " << type << " cannot hold "
-               << group.getInt() << " micro-batches";
-      type = copy;
+      FailureOr<RankedTensorType> copy = pipeline::argumentMicrobatchCopyType(
+          func, i, type, group.getInt());
+      if (failed(copy))
+        return failure();
+      type = *copy;
       stage.jointGroup = std::max(stage.jointGroup, group.getInt());
       // They must lie side by side: a multiple of the group's copies (or
       // one per micro-batch), one copy apart.

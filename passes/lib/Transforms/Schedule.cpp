@@ -120,10 +120,11 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
     int numStages = table.stages.size();
     // Grouping needs W apart from B: split where the schedule would not,
     // unless told not to or a stage has no W.
-    if (grouping && splitBackward == "auto" &&
+    bool everyStageHasW =
         llvm::all_of(table.stages, [](const VirtualStage &stage) {
           return static_cast<bool>(stage.backwardWeight);
-        }))
+        });
+    if (grouping && splitBackward == "auto" && everyStageHasW)
       *split = true;
     for (const VirtualStage &stage : table.stages) {
       if (!stage.backwardInput)
@@ -198,10 +199,7 @@ struct SchedulePass : pipecc::impl::ScheduleBase<SchedulePass> {
     // gradient leaves between them instead of after both (on one rank
     // nothing leaves, and the step is the same).
     if (splitBackward == "auto" && !problem.splitBackward &&
-        table.ranks > 1 &&
-        llvm::all_of(table.stages, [](const VirtualStage &stage) {
-          return static_cast<bool>(stage.backwardWeight);
-        })) {
+        table.ranks > 1 && everyStageHasW) {
       sched::ScheduleProblem splitProblem = problem;
       splitProblem.splitBackward = true;
       std::string ignored;

@@ -51,6 +51,11 @@ inline constexpr llvm::StringLiteral kMicrobatchGroup =
 /// side along dimension 0 (kMicrobatchGroup); null when `block` cannot.
 mlir::RankedTensorType microbatchCopyType(mlir::RankedTensorType block,
                                           int64_t group);
+/// microbatchCopyType for argument `argument` of `func`, or an error on
+/// `func` saying that the argument cannot hold `group` micro-batches.
+mlir::FailureOr<mlir::RankedTensorType>
+argumentMicrobatchCopyType(mlir::Operation *func, unsigned argument,
+                           mlir::RankedTensorType block, int64_t group);
 } // namespace pipecc::pipeline
 
 #define GET_OP_CLASSES
