@@ -1366,7 +1366,7 @@ def report(o, results, extra, cores, say):
                     # holds the other ranks' time slices.
                     say("the same in the ranks' CPU time (ranks sharing a "
                         "CPU): %s" % against_peaks(cpu_rates))
-        report_matmul_runs(rows, x, say)
+        report_matmul_runs(rows, x, say, w)
         report_products(rows, x, say)
         if not features.get("--threads"):
             say()
@@ -1374,12 +1374,16 @@ def report(o, results, extra, cores, say):
                 "one thread per rank)")
 
 
-def report_matmul_runs(rows, x, say):
+def report_matmul_runs(rows, x, say, warmup):
     """Per pipecc configuration, each run's ranks: the median step's sgemm
     rate (`--timers`) against the hot best rate for the model's shapes at
     its M, the measure of issue 10's matmul criterion, with the lowest
     rank of all runs. Where ranks share a CPU (they print their products'
-    CPU time) the CPU-time rate: the wall time holds other ranks' slices."""
+    CPU time) the CPU-time rate: the wall time holds other ranks' slices.
+    Below it, how fast the machine itself was in each round: PyTorch
+    eager's median step (the round's first runs, one core) against its
+    fastest round; a slow phase of a shared host slows every runner of
+    the round it falls in."""
     done = [(k, e) for k, e in rows
             if k[1] == "pipecc" and e.get("timers_runs")]
     if not done:
@@ -1410,6 +1414,16 @@ def report_matmul_runs(rows, x, say):
         say("| %d | %d | %s | %s | %s | %s |" % (
             p, m, schedule, "CPU time" if cpu_time else "wall",
             " | ".join(cells), "%.0f%%" % min(every) if every else "n/a"))
+    for (_, runner, p, m, _), e in rows:
+        if runner != "eager" or len(e.get("runs", [])) < 2:
+            continue
+        medians = [statistics.median(t[warmup:] or t) for t in e["runs"]]
+        say()
+        say("the machine in each round: PyTorch eager P=%d M=%d's median "
+            "step, its fastest round's against this round's: %s" % (
+                p, m, ", ".join("run %d %.0f%%" % (i + 1,
+                                                   100 * min(medians) / v)
+                                for i, v in enumerate(medians))))
 
 
 def report_products(rows, x, say):
