@@ -24,15 +24,15 @@ std::unique_ptr<Device> createCpuDevice(const Transport &) {
   return createHostDevice();
 }
 
-/// --threads N (default 1) threads per BLAS call: each rank's BLAS would
+/// --threads N (default 1) threads per product: each rank's BLAS would
 /// otherwise start one per core, and P ranks on P cores would oversubscribe
 /// them. Through the library's API, so no environment variable counts.
-/// Packed weights (pipecc_rt_sgemm_weight) run one thread: with more, the
-/// BLAS's threaded kernels are faster.
+/// The runtime decides who runs them (the packed engine where its kernel
+/// is wider than the BLAS's, else the BLAS's threaded kernels, without
+/// packed weights: pipecc_rt_blas_set_threads).
 void configureBlas(const Transport &, const Options &options) {
   pipecc_rt_blas_set_threads(options.threads);
-  pipecc_rt_blas_set_packed_weights(options.packedWeights &&
-                                    options.threads == 1);
+  pipecc_rt_blas_set_packed_weights(options.packedWeights);
 }
 } // namespace
 

@@ -17,6 +17,7 @@
 #include "PackedGemm.h"
 
 #include "Kernel.h"
+#include "Parallel.h"
 #include "pipecc/Runtime/CpuFeatures.h"
 #include "pipecc/Runtime/Device.h"
 #include "pipecc/Runtime/Error.h"
@@ -88,6 +89,10 @@ constexpr int64_t kShallowBBytes = 256 * 1024;
 /// GFLOP/s with none, 165-168 at 1 call ahead, 170-171 at 2 and 4, 164-168
 /// at 8.
 constexpr int64_t kCTilePrefetchCalls = 4;
+
+/// FLOPs below which a product runs on the calling thread alone: waking
+/// the others and waiting for them costs about a microsecond.
+constexpr double kMinSplitFlops = 2e6;
 
 /// Bytes of C above which the loops prefetch its tiles ahead: a C this
 /// large (a weight gradient's accumulator; 256 x 1024 activations) is not
@@ -235,12 +240,12 @@ void packB(const Kernel &kernel, bool transB, int64_t k, int64_t n,
 /// 56 this way (OpenBLAS: 53).
 void gemmShallow(const Kernel &kernel, bool transA, int64_t m, float alpha,
                  const float *a, int64_t lda, const PackedMatrix &b,
-                 float beta, float *c, int64_t ldc, const Epilogue &epilogue) {
+                 float beta, float *c, int64_t ldc, const Epilogue &epilogue,
+                 bool prefetchC) {
   int64_t k = b.k, n = b.n, mr = kernel.mr, nr = kernel.nr;
   const float *packedB = b.storage->values.data();
   int64_t rowsPerBlock = ceilDiv(ceilDiv(m, ceilDiv(m, kernel.mc)), mr) * mr;
   float *aBlock = packedA.reserve(rowsPerBlock * k);
-  bool prefetchC = m * n * 4 > kUncachedCBytes;
   for (int64_t i0 = 0; i0 < m; i0 += rowsPerBlock) {
     int64_t rows = std::min(rowsPerBlock, m - i0);
     kernel.packA(transA, a, lda, i0, rows, 0, k, aBlock);
@@ -270,6 +275,39 @@ void gemmShallow(const Kernel &kernel, bool transA, int64_t m, float alpha,
       }
     }
   }
+}
+
+namespace {
+/// How many parts (Parallel.h) a product of `flops` with `items` units to
+/// share out takes: one where splitting it would cost more than it gains.
+int productParts(double flops, int64_t items) {
+  int parts = threads();
+  if (parts <= 1 || flops < kMinSplitFlops)
+    return 1;
+  return static_cast<int>(std::min<int64_t>(parts, items));
+}
+
+} // namespace
+
+/// gemmShallow split among the threads by rows of C (whole row tiles):
+/// each part packs its own rows of A.
+static void shallowInParts(const Kernel &kernel, bool transA, int64_t m,
+                           float alpha, const float *a, int64_t lda,
+                           const PackedMatrix &b, float beta, float *c,
+                           int64_t ldc, const Epilogue &epilogue) {
+  int64_t n = b.columns(), tiles = ceilDiv(m, kernel.mr);
+  // Whether C is too large to be in cache: the whole C's, in every part.
+  bool prefetchC = m * n * 4 > kUncachedCBytes;
+  int parts = productParts(2.0 * double(m) * double(n) * double(b.rows()),
+                           tiles);
+  runParts(parts, [&](int part) {
+    int64_t first = partBegin(tiles, part, parts) * kernel.mr;
+    int64_t end = std::min(m, partBegin(tiles, part + 1, parts) * kernel.mr);
+    if (end > first)
+      gemmShallow(kernel, transA, end - first, alpha,
+                  transA ? a + first : a + first * lda, lda, b, beta,
+                  c + first * ldc, ldc, epilogue, prefetchC);
+  });
 }
 
 namespace {
@@ -309,12 +347,14 @@ prefetchPanelSource(const PanelSource &source, int64_t p0, int64_t kc,
 /// `source` just before the first row block's micro-kernels read it, so
 /// that the panel is in L1 when they do and B's reads from memory overlap
 /// their FMAs (the micro-kernels already prefetch the next panel's lines,
-/// which is then where the next packing writes).
+/// which is then where the next packing writes). Only C's columns
+/// [jBegin, jEnd) (whole panels: jBegin a multiple of kernel.nr, jEnd too
+/// or n), a part of a product split among threads (Parallel.h).
 void runBlocked(const Kernel &kernel, bool transA, int64_t m, float alpha,
                 const float *a, int64_t lda, int64_t k, int64_t n,
                 int64_t depth, float *packedB, float beta, float *c,
                 int64_t ldc, const Epilogue &epilogue,
-                const PanelSource *source) {
+                const PanelSource *source, int64_t jBegin, int64_t jEnd) {
   int64_t mr = kernel.mr, nr = kernel.nr;
   int64_t paddedN = ceilDiv(n, nr) * nr;
   // Rows per A block: balanced like the k-blocks, whole micro-panels.
@@ -336,27 +376,29 @@ void runBlocked(const Kernel &kernel, bool transA, int64_t m, float alpha,
       bool lastBlock = p0 + kc == k;
       const float *blockBias = lastBlock ? epilogue.bias : nullptr;
       bool blockRelu = lastBlock && epilogue.relu;
-      float *panel = packedB + p0 * paddedN;
-      for (int64_t j0 = 0; j0 < n; j0 += nr, panel += kc * nr) {
+      float *panel = packedB + p0 * paddedN + jBegin * kc;
+      for (int64_t j0 = jBegin; j0 < jEnd; j0 += nr, panel += kc * nr) {
         int64_t cols = std::min(nr, n - j0);
         if (packing)
           packPanel(kernel, *source, p0, kc, j0, cols, panel);
-        // The next panel this call reads (its depth): the following one in
-        // the packed array, or the first again for the next A block.
+        // The next panel this call reads (its depth): the following one of
+        // its columns in the packed array, or their first in the next
+        // k-block, or the first again for the next A block.
         const float *next = panel + kc * nr;
         int64_t nextDepth = kc;
-        if (j0 + nr >= n) {
+        if (j0 + nr >= jEnd) {
           nextDepth = std::min(depth, k - p0 - kc);
+          next = packedB + (p0 + kc) * paddedN + jBegin * nextDepth;
           if (p0 + kc == k) {
-            next = packedB;
             nextDepth = lastRowBlock ? 0 : std::min(depth, k);
+            next = packedB + jBegin * nextDepth;
           }
         }
         int64_t lines = nextDepth * nr * 4 / 64;
         int64_t linesPerTile = ceilDiv(lines, tiles);
         // Packing, the next panel's depth and columns (none after the last).
-        int64_t sourceP0 = j0 + nr < n ? p0 : p0 + kc;
-        int64_t sourceJ0 = j0 + nr < n ? j0 + nr : 0;
+        int64_t sourceP0 = j0 + nr < jEnd ? p0 : p0 + kc;
+        int64_t sourceJ0 = j0 + nr < jEnd ? j0 + nr : jBegin;
         bool sourceNext = packing && sourceP0 < k;
         for (int64_t t = 0; t < tiles; ++t) {
           // C's tile kCTilePrefetchCalls calls on: down this panel's
@@ -366,7 +408,7 @@ void runBlocked(const Kernel &kernel, bool transA, int64_t m, float alpha,
             aheadTile -= tiles;
             aheadColumn += nr;
           }
-          if (prefetchC && aheadColumn < n && aheadTile < tiles)
+          if (prefetchC && aheadColumn < jEnd && aheadTile < tiles)
             prefetchCTile(c + (i0 + aheadTile * mr) * ldc + aheadColumn, ldc,
                           std::min(mr, rows - aheadTile * mr),
                           std::min(nr, n - aheadColumn));
@@ -388,6 +430,21 @@ void runBlocked(const Kernel &kernel, bool transA, int64_t m, float alpha,
   }
 }
 
+/// runBlocked over all of C's columns, split among the threads by panels.
+void blockedInParts(const Kernel &kernel, bool transA, int64_t m, float alpha,
+                    const float *a, int64_t lda, int64_t k, int64_t n,
+                    int64_t depth, float *packedB, float beta, float *c,
+                    int64_t ldc, const Epilogue &epilogue,
+                    const PanelSource *source) {
+  int64_t panels = ceilDiv(n, kernel.nr);
+  int parts = productParts(2.0 * double(m) * double(n) * double(k), panels);
+  runParts(parts, [&](int part) {
+    int64_t jBegin = partBegin(panels, part, parts) * kernel.nr;
+    int64_t jEnd = std::min(n, partBegin(panels, part + 1, parts) * kernel.nr);
+    runBlocked(kernel, transA, m, alpha, a, lda, k, n, depth, packedB, beta, c,
+               ldc, epilogue, source, jBegin, jEnd);
+  });
+}
 } // namespace
 
 int64_t repackRowGrain(const Kernel &kernel) { return kernel.nr; }
@@ -488,10 +545,10 @@ void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
   if (k == 0 || alpha == 0.0f)
     return scaleOnly(m, n, beta, c, ldc, epilogue);
   if (!runsBlocked(kernel, m, n, k, alpha))
-    return gemmShallow(kernel, transA, m, alpha, a, lda, b, beta, c, ldc,
-                       epilogue);
-  runBlocked(kernel, transA, m, alpha, a, lda, k, n, b.storage->depth,
-             b.storage->values.data(), beta, c, ldc, epilogue, nullptr);
+    return shallowInParts(kernel, transA, m, alpha, a, lda, b, beta, c, ldc,
+                          epilogue);
+  blockedInParts(kernel, transA, m, alpha, a, lda, k, n, b.storage->depth,
+                 b.storage->values.data(), beta, c, ldc, epilogue, nullptr);
 }
 
 void gemmPackingB(const Kernel &kernel, bool transA, int64_t m, float alpha,
@@ -511,8 +568,8 @@ void gemmPackingB(const Kernel &kernel, bool transA, int64_t m, float alpha,
   float *packed = out.reserve(kernel, k, n);
   int64_t depth = out.storage->depth;
   PanelSource source{transB, b, ldb};
-  runBlocked(kernel, transA, m, alpha, a, lda, k, n, depth, packed, beta, c,
-             ldc, epilogue, &source);
+  blockedInParts(kernel, transA, m, alpha, a, lda, k, n, depth, packed, beta,
+                 c, ldc, epilogue, &source);
   out.markPacked(kernel, k, n);
 }
 
@@ -634,22 +691,33 @@ void gemmBatched(const Kernel &kernel, bool transA, bool transB, int64_t m,
   if (!runsBatched(kernel, m, n, k))
     fail("packed sgemm: gemmBatched called for ", m, " x ", n, " x ", k,
          ", which runsBatched rejects");
-  thread_local PackedMatrix scratch;
   int64_t aLines = ceilDiv(
       transA ? spanBytes(k, m, lda) : spanBytes(m, k, lda), 64);
   int64_t bLines = ceilDiv(
       transB ? spanBytes(n, k, ldb) : spanBytes(k, n, ldb), 64);
-  for (int64_t i = 0; i < batch; ++i) {
-    PrefetchRanges next;
-    if (i + 1 < batch) {
-      next.start[0] = reinterpret_cast<const char *>(a + (i + 1) * strideA);
-      next.lines[0] = aLines;
-      next.start[1] = reinterpret_cast<const char *>(b + (i + 1) * strideB);
-      next.lines[1] = bLines;
+  // Split among the threads by whole products of the batch, each part
+  // prefetching the next of its own.
+  int parts = productParts(2.0 * double(m) * double(n) * double(k) *
+                               double(batch),
+                           batch);
+  runParts(parts, [&](int part) {
+    // One per thread, reused: its storage grows to the largest B seen.
+    thread_local PackedMatrix scratch;
+    int64_t first = partBegin(batch, part, parts);
+    int64_t end = partBegin(batch, part + 1, parts);
+    for (int64_t i = first; i < end; ++i) {
+      PrefetchRanges next;
+      if (i + 1 < end) {
+        next.start[0] = reinterpret_cast<const char *>(a + (i + 1) * strideA);
+        next.lines[0] = aLines;
+        next.start[1] = reinterpret_cast<const char *>(b + (i + 1) * strideB);
+        next.lines[1] = bLines;
+      }
+      gemmSmall(kernel, transA, transB, m, n, k, alpha, a + i * strideA, lda,
+                b + i * strideB, ldb, beta, c + i * strideC, ldc, scratch,
+                next);
     }
-    gemmSmall(kernel, transA, transB, m, n, k, alpha, a + i * strideA, lda,
-              b + i * strideB, ldb, beta, c + i * strideC, ldc, scratch, next);
-  }
+  });
 }
 
 void gemm(const Kernel &kernel, bool transA, bool transB, int64_t m,

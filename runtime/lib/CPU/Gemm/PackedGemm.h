@@ -56,7 +56,7 @@ private:
                         const struct PrefetchRanges &);
   friend void gemmShallow(const Kernel &, bool, int64_t, float, const float *,
                           int64_t, const PackedMatrix &, float, float *,
-                          int64_t, const Epilogue &);
+                          int64_t, const Epilogue &, bool);
   friend void gemmPackingB(const Kernel &, bool, int64_t, float,
                            const float *, int64_t, bool, int64_t, int64_t,
                            const float *, int64_t, PackedMatrix &, float,
