@@ -33,16 +33,16 @@ if os.path.isdir(config.shared_cases_dir):
     config.available_features.add("shared-cases")
     config.substitutions.append(("%shared_cases", config.shared_cases_dir))
 
-# The packed-weight GEMM kernel (runtime/lib/CPU/Gemm) runs on CPUs whose
-# widest vector FMA is AVX2 (AVX2 and FMA, no AVX-512F); elsewhere the
-# runtime leaves packing to the BLAS.
+# The packed-weight GEMM engine (runtime/lib/CPU/Gemm) runs on CPUs with
+# AVX2 and FMA (its AVX-512 kernel where the CPU also has AVX-512F);
+# elsewhere the runtime leaves packing to the BLAS.
 try:
     with open("/proc/cpuinfo") as _cpuinfo:
         _flags = next((line.split(":", 1)[1].split()
                        for line in _cpuinfo if line.startswith("flags")), [])
 except OSError:
     _flags = []
-if "avx2" in _flags and "fma" in _flags and "avx512f" not in _flags:
+if "avx2" in _flags and "fma" in _flags:
     config.available_features.add("packed-weight-kernel")
 
 tool_dirs = [config.pipecc_tools_dir, config.llvm_tools_dir]

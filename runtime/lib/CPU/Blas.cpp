@@ -60,29 +60,11 @@ pipecc_rt_blas_counters counters;
 PackedWeightCache packedWeights;
 bool packedWeightsWanted = true;
 
-/// The threads of each product (pipecc_rt_blas_set_threads).
-int32_t productThreads = 1;
-
-bool engineIsWider(const gemm::Kernel &kernel);
-
-/// Whether the engine runs the products at productThreads threads
-/// (gemm::setThreads): always at one; at more only where its kernel is
-/// wider than the BLAS's. Where it is not (a BLAS with AVX-512 kernels),
-/// the BLAS's own threaded kernels run every product, as measured on
-/// Intel before the engine had threads (docs/design.md, "The engine's
-/// threads").
-bool engineTakesThreads(const gemm::Kernel &kernel) {
-  return productThreads == 1 || engineIsWider(kernel);
-}
-
-/// The engine's kernel for this CPU while packed weights are on and the
-/// engine runs the products, else null (then pipecc_rt_sgemm_weight is
-/// pipecc_rt_sgemm and every product goes to the BLAS).
+/// The engine's kernel for this CPU while packed weights are on, else null
+/// (then pipecc_rt_sgemm_weight is pipecc_rt_sgemm).
 const gemm::Kernel *packedWeightKernel() {
   static const gemm::Kernel *kernel = gemm::selectPackedGemmKernel();
-  return packedWeightsWanted && kernel && engineTakesThreads(*kernel)
-             ? kernel
-             : nullptr;
+  return packedWeightsWanted ? kernel : nullptr;
 }
 
 /// Whether the BLAS's CPUID dispatch picked AVX-512 kernels (OpenBLAS's
@@ -439,13 +421,11 @@ const char *pipecc_rt_blas_description(void) {
 }
 
 int32_t pipecc_rt_blas_set_threads(int32_t threads) {
-  productThreads = threads < 1 ? 1 : threads;
-  BLAS(openblas_set_num_threads)(productThreads);
-  const gemm::Kernel *kernel = gemm::selectPackedGemmKernel();
-  gemm::setThreads(kernel && engineTakesThreads(*kernel) ? productThreads
-                                                         : 1);
-  if (!packedWeightKernel())
-    packedWeights.release();
+  threads = threads < 1 ? 1 : threads;
+  // The products the BLAS runs and those the engine runs alike
+  // (docs/design.md, "The engine's threads").
+  BLAS(openblas_set_num_threads)(threads);
+  gemm::setThreads(gemm::selectPackedGemmKernel() ? threads : 1);
   return pipecc_rt_blas_threads();
 }
 

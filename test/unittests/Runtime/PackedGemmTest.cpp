@@ -14,6 +14,7 @@
 #include "GemmReference.h"
 #include "CPU/Gemm/Kernel.h"
 #include "CPU/Gemm/PackedGemm.h"
+#include "CPU/Gemm/Parallel.h"
 #include "pipecc/Runtime/CpuFeatures.h"
 #include "pipecc/Runtime/Error.h"
 
@@ -25,6 +26,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -554,6 +556,119 @@ TEST(PackedGemm, KernelChoiceFollowsThePolicy) {
                pipecc::rt::missingCpuFeatures("avx512f").empty()
                    ? "avx512 8x48"
                    : "avx2-fma 4x24");
+}
+
+// --threads N (Parallel.h): each product split among the threads gives
+// the one-thread result bit for bit, for every entry point and loop order:
+// products by a packed weight (panels split unevenly: N of 250 is 6
+// panels of 48 for 4 threads, several A and k-blocks), packing during the
+// product, the shallow loop (rows split, one part per tile at most), the
+// plain engine, a batch; with beta 0 and 1 and the epilogue. Each must
+// actually have been split (splitRuns), so that equality is not one thread
+// against itself.
+TEST_P(PackedGemmKernel, ThreadsGiveTheOneThreadResultBitForBit) {
+  const Kernel *selected = GetParam();
+  std::mt19937 random(23);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  auto randomVector = [&](int64_t size) {
+    std::vector<float> v(size);
+    for (float &x : v)
+      x = uniform(random);
+    return v;
+  };
+  int checked = 0;
+  for (const Kernel &kernel : kernelsUnderTest(*selected))
+    for (bool transA : {false, true})
+      for (bool transB : {false, true})
+        for (auto [m, n, k, beta, withEpilogue] :
+             {std::tuple{int64_t(64), int64_t(250), int64_t(257), 0.0f,
+                         false},
+              std::tuple{int64_t(300), int64_t(97), int64_t(600), 1.0f, true},
+              std::tuple{int64_t(17), int64_t(250), int64_t(1100), 1.0f,
+                         true},
+              std::tuple{int64_t(300), int64_t(200), int64_t(40), 1.0f,
+                         false}}) {
+          int64_t lda = (transA ? m : k) + 3, ldb = (transB ? k : n) + 2,
+                  ldc = n + 1;
+          std::vector<float> a = randomVector((transA ? k : m) * lda),
+                             b = randomVector((transB ? n : k) * ldb),
+                             c = randomVector(m * ldc),
+                             bias = randomVector(n);
+          Epilogue epilogue{withEpilogue ? bias.data() : nullptr,
+                            withEpilogue};
+          // Every entry point's C, at `threads` threads.
+          auto run = [&](int threads) {
+            setThreads(threads);
+            std::vector<std::vector<float>> out(3, c);
+            PackedMatrix once, during;
+            packB(kernel, transB, k, n, b.data(), ldb, once);
+            gemmPackedB(kernel, transA, m, 0.75f, a.data(), lda, once, beta,
+                        out[0].data(), ldc, epilogue);
+            gemmPackingB(kernel, transA, m, 0.75f, a.data(), lda, transB, k,
+                         n, b.data(), ldb, during, beta, out[1].data(), ldc,
+                         epilogue);
+            gemm(kernel, transA, transB, m, n, k, 0.75f, a.data(), lda,
+                 b.data(), ldb, beta, out[2].data(), ldc, epilogue);
+            setThreads(1);
+            return out;
+          };
+          std::vector<std::vector<float>> one = run(1);
+          for (int threads : {2, 4}) {
+            int64_t splitBefore = splitRuns();
+            std::vector<std::vector<float>> many = run(threads);
+            EXPECT_GE(splitRuns() - splitBefore, 3);
+            for (int entry = 0; entry < 3; ++entry)
+              EXPECT_EQ(0, std::memcmp(many[entry].data(), one[entry].data(),
+                                       one[entry].size() * 4))
+                  << kernelName(kernel) << " kc=" << kernel.kc
+                  << " threads=" << threads << " entry=" << entry
+                  << " trans_a=" << transA << " trans_b=" << transB
+                  << " M=" << m << " N=" << n << " K=" << k;
+          }
+          ++checked;
+        }
+  EXPECT_EQ(checked, 2 * 4 * 4);
+
+  // A batch: split by whole products.
+  int64_t m = 64, n = 64, k = 64, batch = 7;
+  std::vector<float> a = randomVector(batch * m * k),
+                     b = randomVector(batch * k * n),
+                     c = randomVector(batch * m * n);
+  std::vector<float> one = c, many = c;
+  gemmBatched(*selected, false, true, m, n, k, 1.0f, a.data(), k, m * k,
+              b.data(), k, k * n, 1.0f, one.data(), n, m * n, batch);
+  setThreads(3);
+  int64_t splitBefore = splitRuns();
+  gemmBatched(*selected, false, true, m, n, k, 1.0f, a.data(), k, m * k,
+              b.data(), k, k * n, 1.0f, many.data(), n, m * n, batch);
+  EXPECT_EQ(splitRuns() - splitBefore, 1);
+  setThreads(1);
+  EXPECT_EQ(0, std::memcmp(many.data(), one.data(), one.size() * 4));
+  EXPECT_EQ(threads(), 1);
+}
+
+// The team itself: every part runs exactly once, each on its own thread,
+// part 0 on the caller's; parts beyond the team's threads on the caller's.
+TEST(PackedGemmThreads, EveryPartRunsOnceOnItsOwnThread) {
+  setThreads(3);
+  EXPECT_EQ(threads(), 3);
+  for (int round = 0; round < 100; ++round) {
+    std::vector<std::thread::id> ran(5);
+    std::vector<int> times(5, 0);
+    runParts(5, [&](int part) {
+      ran[part] = std::this_thread::get_id();
+      ++times[part];
+    });
+    EXPECT_EQ(times, std::vector<int>(5, 1));
+    EXPECT_EQ(ran[0], std::this_thread::get_id());
+    EXPECT_NE(ran[1], ran[0]);
+    EXPECT_NE(ran[2], ran[0]);
+    EXPECT_NE(ran[1], ran[2]);
+    EXPECT_EQ(ran[3], ran[0]);
+    EXPECT_EQ(ran[4], ran[0]);
+  }
+  setThreads(1);
+  EXPECT_EQ(threads(), 1);
 }
 
 // Every kernel this CPU can run (the AVX-512 kernel and the AVX2 one on an

@@ -38,8 +38,10 @@ public:
       return;
     stopThreads();
     size_ = threads;
+    // A new thread answers the generations after this one only.
+    uint64_t current = generation_.load();
     for (int index = 1; index < threads; ++index)
-      threads_.emplace_back([this, index] { serve(index); });
+      threads_.emplace_back([this, index, current] { serve(index, current); });
   }
 
   void run(int parts, void (*body)(void *, int), void *context) {
@@ -49,6 +51,9 @@ public:
     pending_.store(size_ - 1);
     post();
     body(context, 0);
+    // Parts beyond the team (a caller asking more than threads()) run here.
+    for (int part = size_; part < parts; ++part)
+      body(context, part);
     while (pending_.load() != 0)
       relax();
   }
@@ -62,8 +67,7 @@ private:
     }
   }
 
-  void serve(int index) {
-    uint64_t seen = 0;
+  void serve(int index, uint64_t seen) {
     for (;;) {
       seen = awaitGeneration(seen);
       if (stopping_.load())
@@ -127,8 +131,15 @@ void setThreads(int threads) { team().resize(threads); }
 
 int threads() { return team().size(); }
 
+namespace {
+std::atomic<int64_t> splitCount{0};
+} // namespace
+
+int64_t splitRuns() { return splitCount.load(); }
+
 namespace detail {
 void runParts(int parts, void (*body)(void *, int), void *context) {
+  splitCount.fetch_add(1, std::memory_order_relaxed);
   team().run(parts, body, context);
 }
 } // namespace detail

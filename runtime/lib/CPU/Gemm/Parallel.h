@@ -27,13 +27,17 @@ void setThreads(int threads);
 /// The threads products use (setThreads).
 int threads();
 
+/// How many calls of runParts have run more than one part so far (for
+/// tests: that a product was split, not only that its result is right).
+int64_t splitRuns();
+
 namespace detail {
 void runParts(int parts, void (*body)(void *, int), void *context);
 } // namespace detail
 
 /// Runs body(part) for part 0 .. parts - 1, part 0 on the calling thread
-/// and each other on a thread of the team; returns when all have. parts
-/// must be at most threads(). body must not throw.
+/// and each other on a thread of the team (those beyond the team's threads
+/// on the calling thread too); returns when all have. body must not throw.
 template <typename Body> void runParts(int parts, Body &&body) {
   if (parts <= 1) {
     body(0);
