@@ -67,6 +67,20 @@ const gemm::Kernel *packedWeightKernel() {
   return packedWeightsWanted ? kernel : nullptr;
 }
 
+/// The threads of each product (pipecc_rt_blas_set_threads).
+int32_t productThreads = 1;
+
+/// Who runs --threads N. With the engine on (a kernel, packed weights), it
+/// runs every product on N threads and the BLAS keeps one: two pools that
+/// each spin between products would fight for the cores (the GPT at P = 1
+/// took 121-200 ms a step that way, against 58 on one thread). Else the
+/// BLAS's threads (docs/design.md, "The engine's threads").
+void applyThreads() {
+  const gemm::Kernel *kernel = packedWeightKernel();
+  gemm::setThreads(kernel ? productThreads : 1);
+  BLAS(openblas_set_num_threads)(kernel ? 1 : productThreads);
+}
+
 /// Whether the BLAS's CPUID dispatch picked AVX-512 kernels (OpenBLAS's
 /// SkylakeX, Cooperlake and SapphireRapids targets).
 bool blasRunsAvx512() {
@@ -106,7 +120,8 @@ bool deepWeightGradient(const gemm::Kernel &kernel, bool transA, bool transB,
 /// kernel is wider.
 bool engineRunsProduct(const gemm::Kernel &kernel, bool transA, bool transB,
                        int64_t m, int64_t n, int64_t k) {
-  return gemm::runsShallow(kernel, m, n, k) ||
+  // With threads, every product (applyThreads).
+  return gemm::threads() > 1 || gemm::runsShallow(kernel, m, n, k) ||
          deepWeightGradient(kernel, transA, transB, k) ||
          (k > 0 && engineIsWider(kernel));
 }
@@ -260,6 +275,8 @@ std::string describeBlasAndWeights() {
            gemm::kernelName(*kernel) + ")" +
            (engineIsWider(*kernel)
                 ? ", the other products too (the BLAS's kernels are narrower)"
+            : gemm::threads() > 1
+                ? ", the other products too (on the engine's threads)"
                 : "");
   if (!gemm::selectPackedGemmKernel())
     return text + "; weights packed per call (no packed-weight kernel for "
@@ -349,6 +366,7 @@ int32_t pipecc_rt_blas_set_packed_weights(int32_t enabled) {
   packedWeightsWanted = enabled != 0;
   if (!packedWeightsWanted)
     packedWeights.release();
+  applyThreads();
   return packedWeightKernel() != nullptr;
 }
 
@@ -421,16 +439,14 @@ const char *pipecc_rt_blas_description(void) {
 }
 
 int32_t pipecc_rt_blas_set_threads(int32_t threads) {
-  threads = threads < 1 ? 1 : threads;
-  // The products the BLAS runs and those the engine runs alike
-  // (docs/design.md, "The engine's threads").
-  BLAS(openblas_set_num_threads)(threads);
-  gemm::setThreads(gemm::selectPackedGemmKernel() ? threads : 1);
+  productThreads = threads < 1 ? 1 : threads;
+  applyThreads();
   return pipecc_rt_blas_threads();
 }
 
 int32_t pipecc_rt_blas_threads(void) {
-  return BLAS(openblas_get_num_threads)();
+  return packedWeightKernel() ? gemm::threads()
+                              : BLAS(openblas_get_num_threads)();
 }
 
 } // extern "C"
