@@ -1002,6 +1002,10 @@ def fmt_ms(seconds):
 def cmd_run(out):
     o = options()
     os.environ.update(THREAD_ENV)
+    # A kernel choice forced from outside (this workplace's shells set
+    # OPENBLAS_CORETYPE=Haswell) is not what a user's OpenBLAS picks: every
+    # runner gets the library's own choice.
+    forced_core = os.environ.pop("OPENBLAS_CORETYPE", None)
     torch, np = torch_setup()
     pipecc = os.environ.get("PIPECC") or os.path.join(ROOT, "build", "bin",
                                                       "pipecc")
@@ -1021,6 +1025,10 @@ def cmd_run(out):
     say("%d steps per run (%d warm-up), %d repeats, M=%d, SGD lr %g, one "
         "thread per rank" % (o["steps"], o["warmup"], o["repeats"],
                              o["microbatches"], o["lr"]))
+    if forced_core:
+        say("OPENBLAS_CORETYPE=%s was set in the environment: removed for "
+            "every runner, so that OpenBLAS picks its kernels itself" %
+            forced_core)
     if o["pipecc_flags"]:
         say("pipecc compiled with PIPECC_FLAGS: %s" %
             " ".join(o["pipecc_flags"]))
