@@ -366,7 +366,7 @@ int32_t pipecc_rt_blas_set_packed_weights(int32_t enabled) {
   packedWeightsWanted = enabled != 0;
   if (!packedWeightsWanted)
     packedWeights.release();
-  applyThreads();
+  guardCall([] { applyThreads(); });
   return packedWeightKernel() != nullptr;
 }
 
@@ -439,8 +439,10 @@ const char *pipecc_rt_blas_description(void) {
 }
 
 int32_t pipecc_rt_blas_set_threads(int32_t threads) {
-  productThreads = threads < 1 ? 1 : threads;
-  applyThreads();
+  guardCall([&] {
+    productThreads = threads < 1 ? 1 : threads;
+    applyThreads();
+  });
   return pipecc_rt_blas_threads();
 }
 

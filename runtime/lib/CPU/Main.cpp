@@ -27,8 +27,8 @@ std::unique_ptr<Device> createCpuDevice(const Transport &) {
 /// --threads N (default 1) threads per product: each rank's BLAS would
 /// otherwise start one per core, and P ranks on P cores would oversubscribe
 /// them. Through the library's API, so no environment variable counts.
-/// The packed engine runs its products on as many threads as the BLAS
-/// runs its own (pipecc_rt_blas_set_threads).
+/// Where the packed engine runs, it takes the N threads for every product
+/// and the BLAS keeps one (pipecc_rt_blas_set_threads).
 void configureBlas(const Transport &, const Options &options) {
   pipecc_rt_blas_set_threads(options.threads);
   pipecc_rt_blas_set_packed_weights(options.packedWeights);

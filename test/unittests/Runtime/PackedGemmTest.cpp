@@ -26,6 +26,9 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -583,7 +586,7 @@ TEST_P(PackedGemmKernel, ThreadsGiveTheOneThreadResultBitForBit) {
         for (auto [m, n, k, beta, withEpilogue] :
              {std::tuple{int64_t(64), int64_t(250), int64_t(257), 0.0f,
                          false},
-              std::tuple{int64_t(300), int64_t(97), int64_t(600), 1.0f, true},
+              std::tuple{int64_t(301), int64_t(97), int64_t(600), 1.0f, true},
               std::tuple{int64_t(17), int64_t(250), int64_t(1100), 1.0f,
                          true},
               std::tuple{int64_t(300), int64_t(200), int64_t(40), 1.0f,
@@ -596,10 +599,12 @@ TEST_P(PackedGemmKernel, ThreadsGiveTheOneThreadResultBitForBit) {
                              bias = randomVector(n);
           Epilogue epilogue{withEpilogue ? bias.data() : nullptr,
                             withEpilogue};
-          // Every entry point's C, at `threads` threads.
+          // Every entry point's C at `threads` threads, and a product on
+          // one thread by the copy gemmPackingB left (its panels were
+          // packed by the parts).
           auto run = [&](int threads) {
             setThreads(threads);
-            std::vector<std::vector<float>> out(3, c);
+            std::vector<std::vector<float>> out(4, c);
             PackedMatrix once, during;
             packB(kernel, transB, k, n, b.data(), ldb, once);
             gemmPackedB(kernel, transA, m, 0.75f, a.data(), lda, once, beta,
@@ -610,6 +615,8 @@ TEST_P(PackedGemmKernel, ThreadsGiveTheOneThreadResultBitForBit) {
             gemm(kernel, transA, transB, m, n, k, 0.75f, a.data(), lda,
                  b.data(), ldb, beta, out[2].data(), ldc, epilogue);
             setThreads(1);
+            gemmPackedB(kernel, transA, m, 0.75f, a.data(), lda, during, beta,
+                        out[3].data(), ldc, epilogue);
             return out;
           };
           std::vector<std::vector<float>> one = run(1);
@@ -617,7 +624,7 @@ TEST_P(PackedGemmKernel, ThreadsGiveTheOneThreadResultBitForBit) {
             int64_t splitBefore = splitRuns();
             std::vector<std::vector<float>> many = run(threads);
             EXPECT_GE(splitRuns() - splitBefore, 3);
-            for (int entry = 0; entry < 3; ++entry)
+            for (int entry = 0; entry < 4; ++entry)
               EXPECT_EQ(0, std::memcmp(many[entry].data(), one[entry].data(),
                                        one[entry].size() * 4))
                   << kernelName(kernel) << " kc=" << kernel.kc
@@ -649,10 +656,15 @@ TEST_P(PackedGemmKernel, ThreadsGiveTheOneThreadResultBitForBit) {
 
 // The team itself: every part runs exactly once, each on its own thread,
 // part 0 on the caller's; parts beyond the team's threads on the caller's.
+// Some rounds come after a pause long enough for the threads to sleep, so
+// the wake-up is tested too; a part that throws reaches the caller after
+// every part has ended, and the team runs on.
 TEST(PackedGemmThreads, EveryPartRunsOnceOnItsOwnThread) {
   setThreads(3);
   EXPECT_EQ(threads(), 3);
   for (int round = 0; round < 100; ++round) {
+    if (round % 10 == 9)
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
     std::vector<std::thread::id> ran(5);
     std::vector<int> times(5, 0);
     runParts(5, [&](int part) {
@@ -667,6 +679,21 @@ TEST(PackedGemmThreads, EveryPartRunsOnceOnItsOwnThread) {
     EXPECT_EQ(ran[3], ran[0]);
     EXPECT_EQ(ran[4], ran[0]);
   }
+  std::atomic<int> ended{0};
+  EXPECT_THROW(runParts(3,
+                        [&](int part) {
+                          if (part == 2)
+                            throw std::runtime_error("part 2");
+                          ++ended;
+                        }),
+               std::runtime_error);
+  EXPECT_EQ(ended.load(), 2);
+  int again = 0;
+  runParts(2, [&](int part) {
+    if (part == 1)
+      again = 1;
+  });
+  EXPECT_EQ(again, 1);
   setThreads(1);
   EXPECT_EQ(threads(), 1);
 }

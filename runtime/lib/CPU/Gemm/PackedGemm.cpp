@@ -696,10 +696,13 @@ void gemmBatched(const Kernel &kernel, bool transA, bool transB, int64_t m,
   int64_t bLines = ceilDiv(
       transB ? spanBytes(n, k, ldb) : spanBytes(k, n, ldb), 64);
   // Split among the threads by whole products of the batch, each part
-  // prefetching the next of its own.
-  int parts = productParts(2.0 * double(m) * double(n) * double(k) *
-                               double(batch),
-                           batch);
+  // prefetching the next of its own; where the outputs overlap (a stride
+  // below one C), in order on one thread, as sgemm calls one after another.
+  bool disjoint = m == 0 || n == 0 || strideC >= (m - 1) * ldc + n;
+  int parts = disjoint ? productParts(2.0 * double(m) * double(n) *
+                                          double(k) * double(batch),
+                                      batch)
+                       : 1;
   runParts(parts, [&](int part) {
     // One per thread, reused: its storage grows to the largest B seen.
     thread_local PackedMatrix scratch;

@@ -16,12 +16,14 @@
 #define PIPECC_RUNTIME_CPU_GEMM_PARALLEL_H
 
 #include <cstdint>
+#include <type_traits>
 
 namespace pipecc::rt::gemm {
 
 /// Sets the threads products may use (1: the caller's alone; the default).
 /// Starts or stops the team's threads; call between products, from the
-/// thread that runs them.
+/// thread that runs them. Where a thread cannot be started it throws and
+/// leaves the caller's thread alone.
 void setThreads(int threads);
 
 /// The threads products use (setThreads).
@@ -37,7 +39,9 @@ void runParts(int parts, void (*body)(void *, int), void *context);
 
 /// Runs body(part) for part 0 .. parts - 1, part 0 on the calling thread
 /// and each other on a thread of the team (those beyond the team's threads
-/// on the calling thread too); returns when all have. body must not throw.
+/// on the calling thread too); returns when all have. An exception a part
+/// throws is rethrown here once every part has ended. Not from a part
+/// itself (no nesting).
 template <typename Body> void runParts(int parts, Body &&body) {
   if (parts <= 1) {
     body(0);
@@ -45,7 +49,9 @@ template <typename Body> void runParts(int parts, Body &&body) {
   }
   detail::runParts(
       parts,
-      [](void *context, int part) { (*static_cast<Body *>(context))(part); },
+      [](void *context, int part) {
+        (*static_cast<std::remove_reference_t<Body> *>(context))(part);
+      },
       &body);
 }
 
