@@ -632,6 +632,29 @@ static void placeRankOnCpu(TransportKind kind, const Transport &transport,
   recordCorePlacement(placement);
 }
 
+/// --threads N where this node's ranks times N pass the CPUs they may use:
+/// the threads then share cores and wait for each other (measured: the
+/// benchmark MLP at P = 2 on 2 cores, 37 ms a step at one thread per rank,
+/// 43 at two). Said once per node; not an error, a launcher may know
+/// better.
+static void warnOversubscribedThreads(const Transport &transport,
+                                      const Options &options) {
+  if (options.threads <= 1 || transport.localRank() != 0)
+    return;
+  int64_t cpus = static_cast<int64_t>(usableCpus().size());
+  int64_t threads = int64_t(transport.localSize()) * options.threads;
+  if (cpus > 0 && threads > cpus)
+    std::fprintf(stderr,
+                 "pipecc-runtime: warning: %d rank%s on this node x --threads "
+                 "%d = %lld threads for %lld CPUs: threads will share cores "
+                 "(give each rank at most %lld)\n",
+                 transport.localSize(), transport.localSize() == 1 ? "" : "s",
+                 options.threads, static_cast<long long>(threads),
+                 static_cast<long long>(cpus),
+                 static_cast<long long>(std::max<int64_t>(
+                     1, cpus / transport.localSize())));
+}
+
 int pipecc::rt::runRank(int argc, char **argv,
                         const pipecc_rt_rank_program *program,
                         const RankSetup &setup) {
@@ -650,6 +673,7 @@ int pipecc::rt::runRank(int argc, char **argv,
   }
   validateProgram(program, transport.rank(), transport.size(), setup.target);
   placeRankOnCpu(kind, transport, options);
+  warnOversubscribedThreads(transport, options);
   if (setup.configureMatmuls)
     setup.configureMatmuls(transport, options);
   std::unique_ptr<Device> device = setup.createDevice(transport);
