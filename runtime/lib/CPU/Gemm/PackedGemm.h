@@ -99,7 +99,8 @@ void packB(const Kernel &kernel, bool transB, int64_t k, int64_t n,
 /// C = alpha * op(A) * B + beta * C, row-major; op(A) is M x K (A stored
 /// M x K, or K x M when transA), `b` was packed by packB for `kernel`,
 /// C is M x N with row stride ldc. beta = 0 never reads C (NaN-safe, as
-/// sgemm). Single-threaded; sums in a fixed order (deterministic).
+/// sgemm). On setThreads()'s threads (Parallel.h); sums in a fixed order,
+/// the same for every number of threads (deterministic).
 void gemmPackedB(const Kernel &kernel, bool transA, int64_t m, float alpha,
                  const float *a, int64_t lda, const PackedMatrix &b,
                  float beta, float *c, int64_t ldc,
