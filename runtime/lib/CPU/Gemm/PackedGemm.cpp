@@ -100,6 +100,11 @@ constexpr double kMinSplitFlops = 2e6;
 /// 128 KiB output) is, and the extra prefetches cost 2-4 % there.
 constexpr int64_t kUncachedCBytes = 512 * 1024;
 
+/// Whether the loops prefetch the tiles of an M x N C (kUncachedCBytes):
+/// decided for the whole C, also in each part of a product split among
+/// threads.
+bool prefetchesC(int64_t m, int64_t n) { return m * n * 4 > kUncachedCBytes; }
+
 /// Fetches the cache lines of rows [firstRow, endRow) of a stored matrix
 /// (`cols` floats from `origin`, rows `ld` apart) into the cache level
 /// `Locality` names (__builtin_prefetch's: 3 L1, 2 L2). Always inlined:
@@ -287,17 +292,14 @@ int productParts(double flops, int64_t items) {
   return static_cast<int>(std::min<int64_t>(parts, items));
 }
 
-} // namespace
-
 /// gemmShallow split among the threads by rows of C (whole row tiles):
 /// each part packs its own rows of A.
-static void shallowInParts(const Kernel &kernel, bool transA, int64_t m,
-                           float alpha, const float *a, int64_t lda,
-                           const PackedMatrix &b, float beta, float *c,
-                           int64_t ldc, const Epilogue &epilogue) {
+void shallowInParts(const Kernel &kernel, bool transA, int64_t m,
+                    float alpha, const float *a, int64_t lda,
+                    const PackedMatrix &b, float beta, float *c, int64_t ldc,
+                    const Epilogue &epilogue) {
   int64_t n = b.columns(), tiles = ceilDiv(m, kernel.mr);
-  // Whether C is too large to be in cache: the whole C's, in every part.
-  bool prefetchC = m * n * 4 > kUncachedCBytes;
+  bool prefetchC = prefetchesC(m, n);
   int parts = productParts(2.0 * double(m) * double(n) * double(b.rows()),
                            tiles);
   runParts(parts, [&](int part) {
@@ -310,7 +312,6 @@ static void shallowInParts(const Kernel &kernel, bool transA, int64_t m,
   });
 }
 
-namespace {
 /// Where gemmPackingB packs op(B) from (stored as for packB).
 struct PanelSource {
   bool transB;
@@ -360,7 +361,7 @@ void runBlocked(const Kernel &kernel, bool transA, int64_t m, float alpha,
   // Rows per A block: balanced like the k-blocks, whole micro-panels.
   int64_t rowsPerBlock = ceilDiv(ceilDiv(m, ceilDiv(m, kernel.mc)), mr) * mr;
   float *aBlock = packedA.reserve(rowsPerBlock * depth);
-  bool prefetchC = m * n * 4 > kUncachedCBytes;
+  bool prefetchC = prefetchesC(m, n);
 
   for (int64_t i0 = 0; i0 < m; i0 += rowsPerBlock) {
     int64_t rows = std::min(rowsPerBlock, m - i0);
