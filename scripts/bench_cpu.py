@@ -988,10 +988,15 @@ def pipecc_profile(pipecc, out, name="host.json"):
     return path, (max(rates) if rates else None)
 
 
+def run_medians(runs, warmup):
+    """Each run's median step time after the warm-up."""
+    return [statistics.median(times[warmup:] or times) for times in runs]
+
+
 def median_spread(runs, warmup):
     """Median over runs of each run's median step time after the warm-up,
     and the min and max of those per-run medians."""
-    per_run = [statistics.median(times[warmup:] or times) for times in runs]
+    per_run = run_medians(runs, warmup)
     return statistics.median(per_run), min(per_run), max(per_run)
 
 
@@ -1425,7 +1430,7 @@ def report_matmul_runs(rows, x, say, warmup):
     for (_, runner, p, m, _), e in rows:
         if runner != "eager" or len(e.get("runs", [])) < 2:
             continue
-        medians = [statistics.median(t[warmup:] or t) for t in e["runs"]]
+        medians = run_medians(e["runs"], warmup)
         say()
         say("the machine in each round: PyTorch eager P=%d M=%d's median "
             "step, its fastest round's against this round's: %s" % (
