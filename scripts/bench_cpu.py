@@ -582,17 +582,20 @@ PIPECC_HOST = [None]
 PIPECC_RATES = {}
 
 
-def product_rates(products):
+def product_rates(products, hot_only=False):
     """Times each (key, role) product of a step through pipecc's own
     entry points (`pipecc-profile-host --products`: the packed-weight
     sgemm, the accumulating weight gradient, the batched products), hot
-    and cold, and keeps the best rates in PIPECC_RATES. Without it the
-    peak would be torch's and the profile grid's alone, and a shape off
-    the grid (the GPT's 768-wide q/k/v projection) or a batched product
-    would count at torch's rate even where pipecc's kernel is faster."""
+    and cold (with `hot_only` hot alone, `--hot`), and keeps the best
+    rates in PIPECC_RATES. Without it the peak would be torch's and the
+    profile grid's alone, and a shape off the grid (the GPT's 768-wide
+    q/k/v projection) or a batched product would count at torch's rate
+    even where pipecc's kernel is faster. Returns this measurement's
+    rates {(key, role): (hot, cold)} (cold 0 with `hot_only`), or None
+    without pipecc-profile-host."""
     host = PIPECC_HOST[0]
     if not host:
-        return
+        return None
     lines = []
     for key, role in dict.fromkeys(products):
         if role == "batched":
@@ -600,19 +603,46 @@ def product_rates(products):
         else:
             (m, k, n), batch = key, 1
         lines.append("%s %d %d %d %d" % (role, m, k, n, batch))
-    proc = subprocess.run([host, "--products"], input="\n".join(lines) + "\n",
+    proc = subprocess.run([host, "--products"] + (["--hot"] if hot_only
+                                                  else []),
+                          input="\n".join(lines) + "\n",
                           capture_output=True, text=True)
     if proc.returncode:
         print("bench-cpu: pipecc-profile-host --products failed: %s" %
               proc.stderr.strip()[-200:], file=sys.stderr)
-        return
+        return None
+    measured = {}
     for line in proc.stdout.splitlines():
         role, m, k, n, batch, hot, cold = line.split()
         m, k, n, batch = int(m), int(k), int(n), int(batch)
         key = (batch, m, k, n) if role == "batched" else (m, k, n)
+        hot, cold = float(hot), (0.0 if cold == "-" else float(cold))
+        measured[(key, role)] = (hot, cold)
         old = PIPECC_RATES.get((key, role), (0.0, 0.0))
-        PIPECC_RATES[(key, role)] = (max(old[0], float(hot)),
-                                     max(old[1], float(cold)))
+        PIPECC_RATES[(key, role)] = (max(old[0], hot), max(old[1], cold))
+    return measured
+
+
+def entry_point_rate(products, rates):
+    """The hot GFLOP/s of a step's products (key, role), each at its rate
+    in `rates` ({(key, role): (hot, cold)}, pipecc's entry points), or
+    None where one has no rate."""
+    flops = seconds = 0.0
+    for key, role in products:
+        rate = rates.get((key, role), (0.0,))[0]
+        if rate <= 0:
+            return None
+        flops += 2.0 * math.prod(key)
+        seconds += 2.0 * math.prod(key) / (rate * 1e9)
+    return flops / seconds
+
+
+def machine_now(products):
+    """How fast the machine multiplies right now: the step's products
+    through pipecc's entry points, hot (entry_point_rate of a fresh
+    `--products --hot`), GFLOP/s; None without pipecc-profile-host."""
+    measured = product_rates(products, hot_only=True)
+    return entry_point_rate(products, measured) if measured else None
 
 
 def profile_shape_rate(key, role, cold=False):
@@ -1096,6 +1126,13 @@ def cmd_run(out):
         best = {}
         peaks = measure_peaks(torch, o, full, example, model, best,
                               profile_rate)
+        # The step's products per micro-batch count, timed again around
+        # each pipecc run (machine_now).
+        products_at = {
+            m: step_products(gemm_shapes(torch, full, example, m,
+                                         model == "mlp")) +
+            batched_products(spec, m)
+            for m in sorted({1, o["microbatches"]})}
         extra[model] = {"flops": flops, "flops_source": flops_source,
                         "peaks": peaks, "profiled": bool(profile_rate)}
         features = None
@@ -1148,6 +1185,10 @@ def cmd_run(out):
                                          config_name(*row)),
                       file=sys.stderr, flush=True)
                 prefix = "%s.%d" % (entry["prefix"], i)
+                # The machine just before and after a pipecc run: a slow
+                # phase of a shared host shows in these as in the run.
+                around = ([machine_now(products_at[m])]
+                          if runner == "pipecc" else [])
                 try:
                     if runner in ("pipecc", "pipecc-blas"):
                         result = pipecc_run(o, entry["binary"],
@@ -1162,6 +1203,10 @@ def cmd_run(out):
                 if isinstance(result, str):
                     entry["error"] = result
                     continue
+                if around:
+                    around.append(machine_now(products_at[m]))
+                    entry.setdefault("around_runs", []).append(
+                        max(around) if all(around) else None)
                 entry["runs"].append(result[0])
                 entry["losses"] = result[1]
                 if runner in ("pipecc", "pipecc-blas"):
@@ -1177,6 +1222,12 @@ def cmd_run(out):
         extra[model]["peaks"] = measure_peaks(torch, o, full, example, model,
                                               best, profile_rate)
         extra[model]["best"] = best
+        # The best of the invocation for the step's products through
+        # pipecc's entry points (the runs' "around" measurements among
+        # them), the bar machine_now's readings are held against.
+        extra[model]["entry_best"] = {
+            m: entry_point_rate(products, PIPECC_RATES)
+            for m, products in products_at.items()}
         extra[model]["profile_rounds"] = [
             (i, rate) for name, i, rate in profile_rounds if name == model]
         # The models done so far, in case a later one is stopped.
@@ -1416,10 +1467,8 @@ def report_matmul_runs(rows, x, say, warmup):
             continue
         cells, every, cpu_time = [], [], False
         for timers in e["timers_runs"]:
-            text = "\n".join(timers)
-            rates = [float(r) for r in CPU_GFLOPS.findall(text)]
-            cpu_time = cpu_time or bool(rates)
-            rates = rates or [float(r) for r in GFLOPS.findall(text)]
+            rates, in_cpu_time = rank_rates(timers)
+            cpu_time = cpu_time or in_cpu_time
             shares = [100 * r / hot for r in rates]
             cells.append("/".join("%.0f%%" % v for v in shares) or "n/a")
             every += shares
@@ -1427,6 +1476,7 @@ def report_matmul_runs(rows, x, say, warmup):
         say("| %d | %d | %s | %s | %s | %s |" % (
             p, m, schedule, "CPU time" if cpu_time else "wall",
             " | ".join(cells), "%.0f%%" % min(every) if every else "n/a"))
+    report_matmul_around(done, x, say)
     for (_, runner, p, m, _), e in rows:
         if runner != "eager" or len(e.get("runs", [])) < 2:
             continue
@@ -1437,6 +1487,63 @@ def report_matmul_runs(rows, x, say, warmup):
                 p, m, ", ".join("run %d %.0f%%" % (i + 1,
                                                    100 * min(medians) / v)
                                 for i, v in enumerate(medians))))
+
+
+def rank_rates(timers):
+    """Each rank's median-step sgemm GFLOP/s of one run (`--timers`), in
+    CPU time where the ranks print it (they share a CPU), and whether it
+    is."""
+    text = "\n".join(timers)
+    rates = [float(r) for r in CPU_GFLOPS.findall(text)]
+    if rates:
+        return rates, True
+    return [float(r) for r in GFLOPS.findall(text)], False
+
+
+def report_matmul_around(done, x, say):
+    """report_matmul_runs's table again, with the machine's speed around
+    each run taken out: before and after every pipecc run, pipecc's entry
+    points time the step's products again (machine_now, the better of the
+    two readings); against the best reading of the invocation that is how
+    fast the machine multiplied then, and each rank's rate is held
+    against the hot best for the model's shapes scaled by it. The first
+    table's bar is the invocation's best moment; this one's is the best
+    moment around the run."""
+    rows = [(k, e) for k, e in done if e.get("around_runs")]
+    if not rows:
+        return
+    runs = max(len(e["timers_runs"]) for _, e in rows)
+    say()
+    say("The same against the machine around each run: before and after "
+        "every pipecc run, pipecc's entry points time the step's products "
+        "again (`pipecc-profile-host --products --hot`, the better of the "
+        "two); \"machine\" is that rate against the invocation's best for "
+        "the same products, and each rank's rate is held against the hot "
+        "best rate for the model's shapes times it")
+    say()
+    say("| P | M | schedule | %s | lowest |" % " | ".join(
+        "run %d: machine, ranks" % (i + 1) for i in range(runs)))
+    say("|---|---|---|%s---|" % ("---|" * runs))
+    for (_, _, p, m, schedule), e in rows:
+        hot = x["peaks"].get(m, (None, None))[0]
+        entry_best = x.get("entry_best", {}).get(m)
+        if not hot or not entry_best:
+            continue
+        cells, every = [], []
+        for timers, around in zip(e["timers_runs"], e["around_runs"]):
+            if not around:
+                cells.append("n/a")
+                continue
+            machine = around / entry_best
+            shares = [100 * r / (hot * machine)
+                      for r in rank_rates(timers)[0]]
+            cells.append("%.0f%%: %s" % (100 * machine, "/".join(
+                "%.0f%%" % v for v in shares) or "n/a"))
+            every += shares
+        cells += ["n/a"] * (runs - len(cells))
+        say("| %d | %d | %s | %s | %s |" % (
+            p, m, schedule, " | ".join(cells),
+            "%.0f%%" % min(every) if every else "n/a"))
 
 
 def report_products(rows, x, say):

@@ -9,7 +9,7 @@
 // it and writes the file.
 //
 // Usage: pipecc-profile-host [--quick] [--ranks N]
-//        pipecc-profile-host --products < LIST
+//        pipecc-profile-host --products [--hot] < LIST
 //   --quick    a small grid and few repeats (a few seconds; for tests)
 //   --products times the products listed on stdin, one per line "ROLE M K
 //              N [BATCH]" (ROLE forward: X W^T through the packed-weight
@@ -20,6 +20,9 @@
 //              cold (rotated through 64 MiB: the weight, the accumulator,
 //              or the batch's operands), in CPU time: scripts/bench_cpu.py's
 //              pipecc side of the machine's sgemm peak for a model
+//   --hot      with --products, hot operands only (half the time; the cold
+//              rate prints as -): the benchmark's reading of how fast the
+//              machine is just before and after a run
 //   --ranks N  processes in the message measurement (even, default 2):
 //              pairs (0,1), (2,3), ... ping-pong at once; the slowest pair
 //              is recorded
@@ -45,8 +48,8 @@
 #include <memory>
 #include <sched.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <string>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <utility>
@@ -147,8 +150,9 @@ struct GemmGrid {
     std::vector<float> a, b, c;
     explicit Operands(int64_t largest)
         : setFloats(largest * largest),
-          sets(std::max<int64_t>(
-              2, (int64_t(64) << 20) / (3 * setFloats * int64_t(sizeof(float))))),
+          sets(std::max<int64_t>(2,
+                                 (int64_t(64) << 20) /
+                                     (3 * setFloats * int64_t(sizeof(float))))),
           a(sets * setFloats), b(sets * setFloats), c(sets * setFloats) {
       for (size_t i = 0; i < a.size(); ++i) {
         a[i] = float(i % 7) * 0.1f;
@@ -247,9 +251,9 @@ std::string gemmJson(const Settings &settings, int loaders, double &bestRate) {
                 firstCall += (cpuNow() - begin) / double(operands.sets);
               }
             }
-            std::vector<double> more = samplesOf(
-                [&] { operands.sgemm(configs[t], m, n, k, weight); }, repeats,
-                minSeconds);
+            std::vector<double> more =
+                samplesOf([&] { operands.sgemm(configs[t], m, n, k, weight); },
+                          repeats, minSeconds);
             samples[t][point].insert(samples[t][point].end(), more.begin(),
                                      more.end());
             // Shapes whose packing is long enough to time (B of 256 x 256
@@ -331,8 +335,7 @@ __attribute__((target("avx2,fma"))) void expLanes(const float *x, float *y,
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     __m256 v = _mm256_max_ps(_mm256_min_ps(_mm256_loadu_ps(x + i), high), low);
-    __m256 k = _mm256_floor_ps(
-        _mm256_fmadd_ps(v, log2e, _mm256_set1_ps(0.5f)));
+    __m256 k = _mm256_floor_ps(_mm256_fmadd_ps(v, log2e, _mm256_set1_ps(0.5f)));
     __m256 r = _mm256_fnmadd_ps(k, ln2High, v);
     r = _mm256_fnmadd_ps(k, ln2Low, r);
     __m256 p = _mm256_set1_ps(coefficients[0]);
@@ -378,9 +381,9 @@ Elementwise measureElementwise(const Settings &settings) {
   double minSeconds = settings.quick ? 1e-3 : 2e-2;
   std::vector<float> x(n, 1.0f), y(n, 0.5f);
   // The runtime's fused read-read-write loop (the optimizer's update).
-  double update = bestOf(
-      [&] { pipecc_rt_sgd_update_f32(x.data(), y.data(), n, 1e-6f); },
-      repeats, minSeconds);
+  double update =
+      bestOf([&] { pipecc_rt_sgd_update_f32(x.data(), y.data(), n, 1e-6f); },
+             repeats, minSeconds);
   result.bytesPerSecond = 3.0 * 4.0 * double(n) / update;
   volatile float sink = 0;
   double reduce = bestOf(
@@ -424,9 +427,9 @@ Elementwise measureElementwise(const Settings &settings) {
 double measureStream(const Settings &settings) {
   int64_t n = settings.quick ? (1 << 20) : (1 << 23);
   std::vector<float> x(n, 1.0f), y(n, 0.5f);
-  double update = bestOf(
-      [&] { pipecc_rt_sgd_update_f32(x.data(), y.data(), n, 1e-6f); },
-      settings.quick ? 2 : 5, 0);
+  double update =
+      bestOf([&] { pipecc_rt_sgd_update_f32(x.data(), y.data(), n, 1e-6f); },
+             settings.quick ? 2 : 5, 0);
   return 3.0 * 4.0 * double(n) / update;
 }
 
@@ -438,9 +441,9 @@ double measureAccumulate(const Settings &settings) {
   int64_t n = settings.quick ? (1 << 18) : (1 << 24);
   std::vector<float> sum(n, 0.0f), gradient(n, 1e-3f);
   std::unique_ptr<Device> host = createHostDevice();
-  double seconds = bestOf(
-      [&] { host->accumulateF32(sum.data(), gradient.data(), n); },
-      settings.quick ? 2 : 5, 0);
+  double seconds =
+      bestOf([&] { host->accumulateF32(sum.data(), gradient.data(), n); },
+             settings.quick ? 2 : 5, 0);
   return 3.0 * 4.0 * double(n) / seconds;
 }
 
@@ -633,16 +636,19 @@ std::string machineName() {
 }
 } // namespace
 
-/// One product of --products: hot and cold GFLOP/s.
+/// One product of --products: hot and cold GFLOP/s (cold 0 with hotOnly).
 std::pair<double, double> timeProduct(const std::string &role, int64_t m,
-                                      int64_t k, int64_t n, int64_t batch) {
+                                      int64_t k, int64_t n, int64_t batch,
+                                      bool hotOnly) {
   const int64_t coldBytes = int64_t(64) << 20;
   // The operand that is cold in a step, and the bytes of one copy of it.
   int64_t rotatedFloats = role == "weight"    ? m * n
                           : role == "batched" ? batch * (m * k + k * n)
                                               : k * n;
-  int64_t copies = std::max<int64_t>(
-      2, (coldBytes + 4 * rotatedFloats - 1) / (4 * rotatedFloats));
+  int64_t copies =
+      hotOnly ? 1
+              : std::max<int64_t>(2, (coldBytes + 4 * rotatedFloats - 1) /
+                                         (4 * rotatedFloats));
   std::vector<std::vector<float>> rotated(copies,
                                           std::vector<float>(rotatedFloats));
   unsigned seed = 1;
@@ -675,29 +681,32 @@ std::pair<double, double> timeProduct(const std::string &role, int64_t m,
                               c.data(), n, m * n, batch);
   };
   double hot = bestOf([&] { run(false); }, 5, 0.2);
-  // Every copy once first (each weight's packed copy made, as in a step's
-  // first micro-batch), then the best of the rotation.
-  for (size_t i = 0; i < rotated.size(); ++i)
-    run(true);
-  double cold = bestOf([&] { run(true); }, 5, 0.2);
+  double cold = 0;
+  if (!hotOnly) {
+    // Every copy once first (each weight's packed copy made, as in a step's
+    // first micro-batch), then the best of the rotation.
+    for (size_t i = 0; i < rotated.size(); ++i)
+      run(true);
+    cold = bestOf([&] { run(true); }, 5, 0.2);
+  }
   // The packed copies of this product's weights go with its buffers: kept,
   // they would pile up over the list (up to 64 MiB per line) and a later
   // buffer at a freed address could find a copy of other values.
   pipecc_rt_blas_set_packed_weights(0);
   pipecc_rt_blas_set_packed_weights(1);
-  return {flops / hot / 1e9, flops / cold / 1e9};
+  return {flops / hot / 1e9, hotOnly ? 0.0 : flops / cold / 1e9};
 }
 
 /// --products: reads "ROLE M K N [BATCH]" lines, prints each with its rates.
-int timeProducts() {
+int timeProducts(bool hotOnly) {
   char line[256];
   int lineNumber = 0;
   while (std::fgets(line, sizeof line, stdin)) {
     ++lineNumber;
     char role[32];
     long long m = 0, k = 0, n = 0, batch = 1;
-    int fields = std::sscanf(line, "%31s %lld %lld %lld %lld", role, &m, &k,
-                             &n, &batch);
+    int fields =
+        std::sscanf(line, "%31s %lld %lld %lld %lld", role, &m, &k, &n, &batch);
     if (fields <= 0)
       continue;
     std::string name = role;
@@ -713,9 +722,14 @@ int timeProducts() {
                    lineNumber);
       return 1;
     }
-    std::pair<double, double> rates = timeProduct(name, m, k, n, batch);
-    std::printf("%s %lld %lld %lld %lld %.2f %.2f\n", role, m, k, n, batch,
-                rates.first, rates.second);
+    std::pair<double, double> rates =
+        timeProduct(name, m, k, n, batch, hotOnly);
+    if (hotOnly)
+      std::printf("%s %lld %lld %lld %lld %.2f -\n", role, m, k, n, batch,
+                  rates.first);
+    else
+      std::printf("%s %lld %lld %lld %lld %.2f %.2f\n", role, m, k, n, batch,
+                  rates.first, rates.second);
     std::fflush(stdout);
   }
   return 0;
@@ -723,26 +737,31 @@ int timeProducts() {
 
 int main(int argc, char **argv) {
   Settings settings;
-  bool products = false;
+  bool products = false, hotOnly = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--quick") {
       settings.quick = true;
     } else if (arg == "--products") {
       products = true;
+    } else if (arg == "--hot") {
+      hotOnly = true;
     } else if (arg == "--ranks" && i + 1 < argc) {
       char *end = nullptr;
       long ranks = std::strtol(argv[++i], &end, 10);
       if (!end || *end || ranks < 2 || ranks > 64 || ranks % 2) {
-        std::fprintf(stderr, "pipecc-profile-host: --ranks %s: expected an "
-                             "even number in [2, 64]\n", argv[i]);
+        std::fprintf(stderr,
+                     "pipecc-profile-host: --ranks %s: expected an "
+                     "even number in [2, 64]\n",
+                     argv[i]);
         return 1;
       }
       settings.ranks = static_cast<int>(ranks);
     } else {
       std::fprintf(stderr,
                    "pipecc-profile-host: unknown argument '%s'; usage: "
-                   "pipecc-profile-host [--quick] [--ranks N] | --products\n",
+                   "pipecc-profile-host [--quick] [--ranks N] | --products "
+                   "[--hot]\n",
                    argv[i]);
       return 1;
     }
@@ -758,9 +777,13 @@ int main(int argc, char **argv) {
     std::perror("pipecc-profile-host: cannot restart itself");
     return 1;
   }
+  if (hotOnly && !products) {
+    std::fprintf(stderr, "pipecc-profile-host: --hot times --products only\n");
+    return 1;
+  }
   if (products) {
     pipecc_rt_blas_set_threads(1);
-    return timeProducts();
+    return timeProducts(hotOnly);
   }
   // Messages first: the children fork before the BLAS starts any thread.
   LinkResult socket = measureSocket(settings);
@@ -792,11 +815,10 @@ int main(int argc, char **argv) {
       " \"links\": [{\"transport\": \"socket\", \"latency_s\": %.6g, "
       "\"bytes_per_s\": %.6g, \"busy_latency_s\": %.6g}],\n"
       " \"gemm\": %s%s%s}\n",
-      settings.quick ? " --quick" : "", machineName().c_str(), cores,
-      memory, bestRate, elementwise.transcendentalsPerSecond,
+      settings.quick ? " --quick" : "", machineName().c_str(), cores, memory,
+      bestRate, elementwise.transcendentalsPerSecond,
       elementwise.bytesPerSecond, elementwise.reductionBytesPerSecond, stream,
-      accumulate,
-      elementwise.stageCallSeconds, elementwise.runtimeCallSeconds,
+      accumulate, elementwise.stageCallSeconds, elementwise.runtimeCallSeconds,
       socket.latencySeconds, socket.bytesPerSecond, busyLatency, gemm.c_str(),
       shared.empty() ? "" : ",\n \"gemm_shared\": ", shared.c_str());
   return 0;
