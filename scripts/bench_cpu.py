@@ -582,12 +582,12 @@ PIPECC_HOST = [None]
 PIPECC_RATES = {}
 
 
-def product_rates(products, hot_only=False):
+def product_rates(products, hot_only=False, kept=PIPECC_RATES):
     """Times each (key, role) product of a step through pipecc's own
     entry points (`pipecc-profile-host --products`: the packed-weight
     sgemm, the accumulating weight gradient, the batched products), hot
     and cold (with `hot_only` hot alone, `--hot`), and keeps the best
-    rates in PIPECC_RATES. Without it the peak would be torch's and the
+    rates in `kept` (PIPECC_RATES: the peak's). Without it the peak would be torch's and the
     profile grid's alone, and a shape off the grid (the GPT's 768-wide
     q/k/v projection) or a batched product would count at torch's rate
     even where pipecc's kernel is faster. Returns this measurement's
@@ -618,8 +618,8 @@ def product_rates(products, hot_only=False):
         key = (batch, m, k, n) if role == "batched" else (m, k, n)
         hot, cold = float(hot), (0.0 if cold == "-" else float(cold))
         measured[(key, role)] = (hot, cold)
-        old = PIPECC_RATES.get((key, role), (0.0, 0.0))
-        PIPECC_RATES[(key, role)] = (max(old[0], hot), max(old[1], cold))
+        old = kept.get((key, role), (0.0, 0.0))
+        kept[(key, role)] = (max(old[0], hot), max(old[1], cold))
     return measured
 
 
@@ -637,12 +637,35 @@ def entry_point_rate(products, rates):
     return flops / seconds
 
 
-def machine_now(products):
+# machine_now's best hot rate per (key, role). Kept apart from the peak's
+# PIPECC_RATES: the peak stays the dedicated measurements before and after
+# the runs, as in earlier benchmarks, and does not grow with the number of
+# runs (the best of more timings of an 8 us product is a luckier one).
+AROUND_RATES = {}
+
+
+def machine_now(products, log=None):
     """How fast the machine multiplies right now: the step's products
     through pipecc's entry points, hot (entry_point_rate of a fresh
-    `--products --hot`), GFLOP/s; None without pipecc-profile-host."""
-    measured = product_rates(products, hot_only=True)
+    `--products --hot`), GFLOP/s; None without pipecc-profile-host. Each
+    product's rate is appended to `log` (a path) when given."""
+    measured = product_rates(products, hot_only=True, kept=AROUND_RATES)
+    if measured and log:
+        with open(log, "a") as f:
+            f.write("%.0f %s\n" % (time.time(), " ".join(
+                "%s:%s:%.1f" % (role, "x".join(map(str, key)), rate[0])
+                for (key, role), rate in sorted(measured.items()))))
     return entry_point_rate(products, measured) if measured else None
+
+
+def best_rates(*tables):
+    """Per (key, role), the best of each rate over `tables`."""
+    best = {}
+    for table in tables:
+        for product, rates in table.items():
+            old = best.get(product, (0.0, 0.0))
+            best[product] = tuple(max(a, b) for a, b in zip(old, rates))
+    return best
 
 
 def profile_shape_rate(key, role, cold=False):
@@ -1187,7 +1210,8 @@ def cmd_run(out):
                 prefix = "%s.%d" % (entry["prefix"], i)
                 # The machine just before and after a pipecc run: a slow
                 # phase of a shared host shows in these as in the run.
-                around = ([machine_now(products_at[m])]
+                around_log = os.path.join(out, "runs", "around.txt")
+                around = ([machine_now(products_at[m], around_log)]
                           if runner == "pipecc" else [])
                 try:
                     if runner in ("pipecc", "pipecc-blas"):
@@ -1204,7 +1228,7 @@ def cmd_run(out):
                     entry["error"] = result
                     continue
                 if around:
-                    around.append(machine_now(products_at[m]))
+                    around.append(machine_now(products_at[m], around_log))
                     entry.setdefault("around_runs", []).append(
                         max(around) if all(around) else None)
                 entry["runs"].append(result[0])
@@ -1223,10 +1247,11 @@ def cmd_run(out):
                                               best, profile_rate)
         extra[model]["best"] = best
         # The best of the invocation for the step's products through
-        # pipecc's entry points (the runs' "around" measurements among
-        # them), the bar machine_now's readings are held against.
+        # pipecc's entry points (the peak's timings and the runs' "around"
+        # ones), the bar machine_now's readings are held against.
         extra[model]["entry_best"] = {
-            m: entry_point_rate(products, PIPECC_RATES)
+            m: entry_point_rate(products, best_rates(PIPECC_RATES,
+                                                     AROUND_RATES))
             for m, products in products_at.items()}
         extra[model]["profile_rounds"] = [
             (i, rate) for name, i, rate in profile_rounds if name == model]
@@ -1517,9 +1542,11 @@ def report_matmul_around(done, x, say):
     say("The same against the machine around each run: before and after "
         "every pipecc run, pipecc's entry points time the step's products "
         "again (`pipecc-profile-host --products --hot`, the better of the "
-        "two); \"machine\" is that rate against the invocation's best for "
-        "the same products, and each rank's rate is held against the hot "
-        "best rate for the model's shapes times it")
+        "two; each product's rates in OUT/runs/around.txt); \"machine\" is "
+        "that rate against the invocation's best for the same products "
+        "through the same entry points (the peak's timings and every one "
+        "around a run), and each rank's rate is held against the hot best "
+        "rate for the model's shapes times it")
     say()
     say("| P | M | schedule | %s | lowest |" % " | ".join(
         "run %d: machine, ranks" % (i + 1) for i in range(runs)))
