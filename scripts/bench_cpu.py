@@ -1477,15 +1477,12 @@ def report_matmul_runs(rows, x, say, warmup):
             if k[1] == "pipecc" and e.get("timers_runs")]
     if not done:
         return
-    runs = max(len(e["timers_runs"]) for _, e in done)
     say()
     say("pipecc's matmuls in every run: each rank's median-step sgemm "
         "GFLOP/s against the hot best rate for the model's shapes, ranks "
         "separated by /")
     say()
-    say("| P | M | schedule | rate | %s | lowest |" % " | ".join(
-        "run %d" % (i + 1) for i in range(runs)))
-    say("|---|---|---|---|%s---|" % ("---|" * runs))
+    table = []
     for (_, _, p, m, schedule), e in done:
         hot = x["peaks"].get(m, (None, None))[0]
         if not hot:
@@ -1497,10 +1494,9 @@ def report_matmul_runs(rows, x, say, warmup):
             shares = [100 * r / hot for r in rates]
             cells.append("/".join("%.0f%%" % v for v in shares) or "n/a")
             every += shares
-        cells += ["n/a"] * (runs - len(cells))
-        say("| %d | %d | %s | %s | %s | %s |" % (
-            p, m, schedule, "CPU time" if cpu_time else "wall",
-            " | ".join(cells), "%.0f%%" % min(every) if every else "n/a"))
+        table.append(([str(p), str(m), schedule,
+                       "CPU time" if cpu_time else "wall"], cells, every))
+    say_runs_table(say, ["P", "M", "schedule", "rate"], "run %d", table)
     report_matmul_around(done, x, say)
     for (_, runner, p, m, _), e in rows:
         if runner != "eager" or len(e.get("runs", [])) < 2:
@@ -1537,7 +1533,6 @@ def report_matmul_around(done, x, say):
     rows = [(k, e) for k, e in done if e.get("around_runs")]
     if not rows:
         return
-    runs = max(len(e["timers_runs"]) for _, e in rows)
     say()
     say("The same against the machine around each run: before and after "
         "every pipecc run, pipecc's entry points time the step's products "
@@ -1548,9 +1543,7 @@ def report_matmul_around(done, x, say):
         "around a run), and each rank's rate is held against the hot best "
         "rate for the model's shapes times it")
     say()
-    say("| P | M | schedule | %s | lowest |" % " | ".join(
-        "run %d: machine, ranks" % (i + 1) for i in range(runs)))
-    say("|---|---|---|%s---|" % ("---|" * runs))
+    table = []
     for (_, _, p, m, schedule), e in rows:
         hot = x["peaks"].get(m, (None, None))[0]
         entry_best = x.get("entry_best", {}).get(m)
@@ -1567,10 +1560,23 @@ def report_matmul_around(done, x, say):
             cells.append("%.0f%%: %s" % (100 * machine, "/".join(
                 "%.0f%%" % v for v in shares) or "n/a"))
             every += shares
-        cells += ["n/a"] * (runs - len(cells))
-        say("| %d | %d | %s | %s | %s |" % (
-            p, m, schedule, " | ".join(cells),
-            "%.0f%%" % min(every) if every else "n/a"))
+        table.append(([str(p), str(m), schedule], cells, every))
+    say_runs_table(say, ["P", "M", "schedule"], "run %d: machine, ranks",
+                   table)
+
+
+def say_runs_table(say, heads, run_head, table):
+    """A table with a row per configuration: its leading cells (`heads`
+    their titles), a cell per run (`run_head` % run number, "n/a" where a
+    run is missing) and the lowest of its shares (%)."""
+    runs = max([len(cells) for _, cells, _ in table] or [0])
+    say("| %s | %s | lowest |" % (" | ".join(heads), " | ".join(
+        run_head % (i + 1) for i in range(runs))))
+    say("|%s%s---|" % ("---|" * len(heads), "---|" * runs))
+    for lead, cells, every in table:
+        cells = cells + ["n/a"] * (runs - len(cells))
+        say("| %s | %s | %s |" % (" | ".join(lead), " | ".join(cells),
+                                  "%.0f%%" % min(every) if every else "n/a"))
 
 
 def report_products(rows, x, say):
