@@ -587,12 +587,12 @@ def product_rates(products, hot_only=False, kept=PIPECC_RATES):
     entry points (`pipecc-profile-host --products`: the packed-weight
     sgemm, the accumulating weight gradient, the batched products), hot
     and cold (with `hot_only` hot alone, `--hot`), and keeps the best
-    rates in `kept` (PIPECC_RATES: the peak's). Without it the peak would be torch's and the
-    profile grid's alone, and a shape off the grid (the GPT's 768-wide
-    q/k/v projection) or a batched product would count at torch's rate
-    even where pipecc's kernel is faster. Returns this measurement's
-    rates {(key, role): (hot, cold)} (cold 0 with `hot_only`), or None
-    without pipecc-profile-host."""
+    rates in `kept` (PIPECC_RATES: the peak's). Without it the peak would
+    be torch's and the profile grid's alone, and a shape off the grid (the
+    GPT's 768-wide q/k/v projection) or a batched product would count at
+    torch's rate even where pipecc's kernel is faster. Returns this
+    measurement's rates {(key, role): (hot, cold)} (cold 0 with
+    `hot_only`), or None without pipecc-profile-host."""
     host = PIPECC_HOST[0]
     if not host:
         return None
