@@ -1188,6 +1188,7 @@ def cmd_run(out):
                 features = features or launch_features(
                     os.path.join(entry["binary"], "launch"))
         os.makedirs(os.path.join(out, "runs"), exist_ok=True)
+        around_log = os.path.join(out, "runs", "around.txt")
         for i in range(o["repeats"]):
             if i and o["profile_rounds"] and profile:
                 # This round's profile and predictions (the executables
@@ -1210,7 +1211,6 @@ def cmd_run(out):
                 prefix = "%s.%d" % (entry["prefix"], i)
                 # The machine just before and after a pipecc run: a slow
                 # phase of a shared host shows in these as in the run.
-                around_log = os.path.join(out, "runs", "around.txt")
                 around = ([machine_now(products_at[m], around_log)]
                           if runner == "pipecc" else [])
                 try:
