@@ -237,15 +237,27 @@ void engineGemm(const gemm::Kernel &kernel, bool transA, bool transB,
   });
 }
 
+/// Where a plain product runs: the runtime's rule (engineRunsProduct), or
+/// the path the compiler chose from a device profile.
+enum class PlainPath { Rule, Blas, Engine };
+
 /// A product whose B is not a weight, with its epilogue: in the engine
-/// where engineRunsProduct says so (the epilogue in its last store), else
-/// the BLAS's product and the epilogue in a pass over C. `kernel` is
-/// packedWeightKernel()'s (null: the BLAS).
+/// where `path` or else engineRunsProduct says so (the epilogue in its last
+/// store), else the BLAS's product and the epilogue in a pass over C.
+/// `kernel` is packedWeightKernel()'s (null: the BLAS). With threads the
+/// rule decides: a chosen path was timed on one thread.
 void plainGemm(const gemm::Kernel *kernel, bool transA, bool transB,
                int64_t m, int64_t n, int64_t k, float alpha, const float *a,
                int64_t lda, const float *b, int64_t ldb, float beta, float *c,
-               int64_t ldc, const gemm::Epilogue &epilogue = {}) {
-  if (kernel && engineRunsProduct(*kernel, transA, transB, m, n, k)) {
+               int64_t ldc, const gemm::Epilogue &epilogue = {},
+               PlainPath path = PlainPath::Rule) {
+  if (gemm::threads() > 1)
+    path = PlainPath::Rule;
+  bool engine = kernel && (path == PlainPath::Rule
+                               ? engineRunsProduct(*kernel, transA, transB,
+                                                   m, n, k)
+                               : path == PlainPath::Engine);
+  if (engine) {
     engineGemm(*kernel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta,
                c, ldc, epilogue);
     return;
@@ -320,8 +332,14 @@ void pipecc_rt_sgemm_epilogue(int32_t trans_a, int32_t trans_b, int64_t m,
                               const float *bias, int32_t flags) {
   guardCall([&] {
     checkGemmArguments(trans_a, trans_b, m, n, k, lda, ldb, ldc);
-    if (flags & ~(PIPECC_RT_GEMM_RELU | PIPECC_RT_GEMM_WEIGHT_B))
+    if (flags & ~(PIPECC_RT_GEMM_RELU | PIPECC_RT_GEMM_WEIGHT_B |
+                  PIPECC_RT_GEMM_ON_BLAS | PIPECC_RT_GEMM_ON_ENGINE))
       fail("sgemm_epilogue: unknown flags ", flags);
+    int32_t onPath = flags & (PIPECC_RT_GEMM_ON_BLAS | PIPECC_RT_GEMM_ON_ENGINE);
+    if (onPath == (PIPECC_RT_GEMM_ON_BLAS | PIPECC_RT_GEMM_ON_ENGINE) ||
+        (onPath && (flags & PIPECC_RT_GEMM_WEIGHT_B)))
+      fail("sgemm_epilogue: flags ", flags,
+           " ask for more than one path of the product");
     gemm::Epilogue epilogue{bias, (flags & PIPECC_RT_GEMM_RELU) != 0};
     const gemm::Kernel *kernel = packedWeightKernel();
     if (kernel && (flags & PIPECC_RT_GEMM_WEIGHT_B) && k > 0) {
@@ -329,7 +347,10 @@ void pipecc_rt_sgemm_epilogue(int32_t trans_a, int32_t trans_b, int64_t m,
                  beta, c, ldc, epilogue);
     } else {
       plainGemm(kernel, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
-                beta, c, ldc, epilogue);
+                beta, c, ldc, epilogue,
+                onPath == PIPECC_RT_GEMM_ON_BLAS     ? PlainPath::Blas
+                : onPath == PIPECC_RT_GEMM_ON_ENGINE ? PlainPath::Engine
+                                                     : PlainPath::Rule);
     }
   });
 }

@@ -465,6 +465,71 @@ TEST(Blas, DeepWeightGradientsRunInTheEngine) {
   }
 }
 
+// A plain product on the path the compiler chose (PIPECC_RT_GEMM_ON_BLAS,
+// _ON_ENGINE): it runs there, whatever the runtime's rule would pick (the
+// engine only where the CPU has its kernel), and computes the product with
+// its bias and ReLU. Both paths in one request, or a path for a weight's
+// product (always its packed copy), are errors.
+TEST(Blas, ChosenPathRunsThePlainProductThere) {
+  bool engine = pipecc_rt_blas_set_packed_weights(1);
+  std::mt19937 random(13);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  // A weight gradient the rule gives the engine (deep) and one it gives
+  // the BLAS where no rule applies (shallow for neither kernel).
+  for (auto [m, n, k] : {std::tuple{int64_t(70), int64_t(50), int64_t(300)},
+                         std::tuple{int64_t(256), int64_t(1024), int64_t(64)}})
+    for (int32_t on : {int32_t(PIPECC_RT_GEMM_ON_BLAS),
+                       int32_t(PIPECC_RT_GEMM_ON_ENGINE)})
+      for (float beta : {0.0f, 1.0f}) {
+        std::vector<float> a(k * m), b(k * n), bias(n), c(m * n),
+            expected(m * n);
+        for (std::vector<float> *x : {&a, &b, &bias, &c})
+          for (float &v : *x)
+            v = uniform(random);
+        // dY^T X in double, then the bias and the ReLU.
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double sum = beta * c[i * n + j];
+            for (int64_t l = 0; l < k; ++l)
+              sum += double(a[l * m + i]) * b[l * n + j];
+            sum += bias[j];
+            expected[i * n + j] = sum > 0 ? float(sum) : 0.0f;
+          }
+        pipecc_rt_blas_record_products(1);
+        pipecc_rt_sgemm_epilogue(1, 0, m, n, k, 1, a.data(), m, b.data(), n,
+                                 beta, c.data(), n, bias.data(),
+                                 on | PIPECC_RT_GEMM_RELU);
+        pipecc_rt_gemm_product product{};
+        ASSERT_EQ(pipecc_rt_blas_products(&product, 1), 1);
+        pipecc_rt_blas_record_products(0);
+        EXPECT_EQ(product.path, on == PIPECC_RT_GEMM_ON_ENGINE && engine
+                                    ? PIPECC_RT_GEMM_ENGINE
+                                    : PIPECC_RT_GEMM_BLAS)
+            << "M=" << m << " on=" << on;
+        double worst = 0;
+        for (int64_t i = 0; i < m * n; ++i)
+          worst = std::max(worst, double(std::fabs(c[i] - expected[i])));
+        EXPECT_LT(worst, 1e-3) << "M=" << m << " on=" << on
+                               << " beta=" << beta;
+      }
+}
+
+TEST(BlasDeathTest, ChosenPathIsOneAndNeverForAWeight) {
+  std::vector<float> a(64, 1), b(64, 1), c(64, 0);
+  EXPECT_EXIT(pipecc_rt_sgemm_epilogue(
+                   1, 0, 8, 8, 8, 1, a.data(), 8, b.data(), 8, 0, c.data(), 8,
+                   nullptr, PIPECC_RT_GEMM_ON_BLAS | PIPECC_RT_GEMM_ON_ENGINE),
+               ::testing::ExitedWithCode(1), "more than one path");
+  EXPECT_EXIT(pipecc_rt_sgemm_epilogue(
+                   0, 1, 8, 8, 8, 1, a.data(), 8, b.data(), 8, 0, c.data(), 8,
+                   nullptr, PIPECC_RT_GEMM_ON_BLAS | PIPECC_RT_GEMM_WEIGHT_B),
+               ::testing::ExitedWithCode(1), "more than one path");
+  EXPECT_EXIT(pipecc_rt_sgemm_epilogue(0, 1, 8, 8, 8, 1, a.data(), 8,
+                                        b.data(), 8, 0, c.data(), 8, nullptr,
+                                        16),
+               ::testing::ExitedWithCode(1), "unknown flags");
+}
+
 TEST(Blas, DescriptionNamesLibraryVersionAndKernels) {
   std::string description = pipecc_rt_blas_description();
   EXPECT_EQ(description.rfind("OpenBLAS 0.", 0), 0u) << description;

@@ -42,9 +42,11 @@ extern "C" {
  * pipecc_rt_isend / pipecc_rt_irecv and waits for them with
  * pipecc_rt_wait; 8: stage functions multiply by a parameter with
  * pipecc_rt_sgemm_weight; 9: a program gives its stage_workspace; 10: a
- * matmul with a bias (and relu) after it calls pipecc_rt_sgemm_epilogue);
+ * matmul with a bias (and relu) after it calls pipecc_rt_sgemm_epilogue;
+ * 11: a plain product whose path the device profile decides calls
+ * pipecc_rt_sgemm_epilogue with PIPECC_RT_GEMM_ON_BLAS or _ON_ENGINE);
  * pipecc_rt_main refuses a program built for another version. */
-#define PIPECC_RT_ABI_VERSION 10
+#define PIPECC_RT_ABI_VERSION 11
 
 /*===----------------------------------------------------------------------===*
  * The program description the compiler emits for each rank
@@ -469,6 +471,15 @@ void pipecc_rt_sgemm_weight(int32_t trans_a, int32_t trans_b, int64_t m,
 enum {
   PIPECC_RT_GEMM_RELU = 1,     /* then C = C > 0 or NaN ? C : 0 */
   PIPECC_RT_GEMM_WEIGHT_B = 2, /* B is a parameter: pipecc_rt_sgemm_weight */
+  /* Without WEIGHT_B, at most one of: the product runs on the BLAS, or on
+   * the packed engine (the BLAS where this CPU has no engine kernel),
+   * instead of where the runtime's own rule sends it. The compiler sets
+   * one where a measured device profile timed both paths for the product
+   * (docs/design.md, "Engine or BLAS for a weight gradient is a per-CPU
+   * question"). With --threads above 1 the rule decides: the profile
+   * timed one thread. */
+  PIPECC_RT_GEMM_ON_BLAS = 4,
+  PIPECC_RT_GEMM_ON_ENGINE = 8,
 };
 /* pipecc_rt_sgemm (pipecc_rt_sgemm_weight with PIPECC_RT_GEMM_WEIGHT_B),
  * then C[i][j] += bias[j] (bias: N floats; NULL adds nothing) and with
