@@ -385,6 +385,8 @@ int pipecc::runDriver(const DriverOptions &options,
   settings.target.gpuArch = options.gpuArch;
   settings.target.optLevel = options.optLevel;
   settings.target.cpu = *cpu;
+  settings.target.device = options.device;
+  settings.target.ranks = std::max<int64_t>(options.stages, 1);
   settings.inference = options.inference;
   settings.precision = options.precision;
 

@@ -14,7 +14,8 @@
 //   --products times the products listed on stdin, one per line "ROLE M K
 //              N [BATCH]" (ROLE forward: X W^T through the packed-weight
 //              entry point; input: dY W likewise; weight: dY^T X added
-//              into an accumulator, beta = 1; batched: BATCH products by
+//              into an accumulator, beta = 1, on the BLAS and on the
+//              engine, the faster counted; batched: BATCH products by
 //              pipecc_rt_sgemm_batched), and prints per line the line and
 //              its best GFLOP/s with hot operands and with the large one
 //              cold (rotated through 64 MiB: the weight, the accumulator,
@@ -131,6 +132,9 @@ struct GemmGrid {
   struct Config {
     const char *transpose;
     int beta;
+    /// PIPECC_RT_GEMM_ON_BLAS or _ON_ENGINE: the product on that path
+    /// (pipecc_rt_sgemm_epilogue), whatever the runtime's rule picks.
+    int32_t path = 0;
   };
   std::vector<Config> configs = {{"nn", 0}, {"nt", 0}, {"tn", 0},
                                  {"nn", 1}, {"nt", 1}, {"tn", 1}};
@@ -167,11 +171,21 @@ struct GemmGrid {
       bool transB = config.transpose[1] == 't';
       int64_t lda = transA ? m : k, ldb = transB ? k : n;
       int64_t set = next++ % sets * setFloats;
-      (weight ? pipecc_rt_sgemm_weight : pipecc_rt_sgemm)(
-          transA, transB, m, n, k, 1.0f, a.data() + set, lda, b.data() + set,
-          ldb, float(config.beta), c.data() + set, n);
+      if (config.path)
+        pipecc_rt_sgemm_epilogue(transA, transB, m, n, k, 1.0f, a.data() + set,
+                                 lda, b.data() + set, ldb, float(config.beta),
+                                 c.data() + set, n, nullptr, config.path);
+      else
+        (weight ? pipecc_rt_sgemm_weight : pipecc_rt_sgemm)(
+            transA, transB, m, n, k, 1.0f, a.data() + set, lda,
+            b.data() + set, ldb, float(config.beta), c.data() + set, n);
     }
   };
+  /// The weight gradient dY^T X (added into its accumulator) on each path:
+  /// which is faster differs between CPUs and BLAS builds, so the compiler
+  /// picks by these (GemmRateTable::plainChoice).
+  std::vector<Config> pathConfigs = {{"tn", 1, PIPECC_RT_GEMM_ON_BLAS},
+                                     {"tn", 1, PIPECC_RT_GEMM_ON_ENGINE}};
   /// The products whose B is a parameter (pipecc_rt_sgemm_weight): a
   /// Linear layer's forward (x W^T) and input gradient (dY W).
   std::vector<Config> weightConfigs = {{"nn", 0}, {"nt", 0}};
@@ -225,18 +239,21 @@ std::string gemmJson(const Settings &settings, int loaders, double &bestRate) {
   GemmGrid::Operands operands(axis.back());
   size_t points = axis.size() * axis.size() * axis.size();
   // Plain tables first, then the weight tables (B packed: every copy's B is
-  // packed by a first call, then the calls are timed).
+  // packed by a first call, then the calls are timed), then the paths'.
   size_t plain = grid.configs.size();
+  size_t weights = plain + grid.weightConfigs.size();
   std::vector<GemmGrid::Config> configs = grid.configs;
   configs.insert(configs.end(), grid.weightConfigs.begin(),
                  grid.weightConfigs.end());
+  configs.insert(configs.end(), grid.pathConfigs.begin(),
+                 grid.pathConfigs.end());
   std::vector<std::vector<std::vector<double>>> samples(
       configs.size(), std::vector<std::vector<double>>(points));
   // Packing: seconds of a first call beyond a packed one, per byte of B.
   std::vector<double> packRates;
   for (int sweep = 0; sweep < sweeps; ++sweep)
     for (size_t t = 0; t < configs.size(); ++t) {
-      bool weight = t >= plain;
+      bool weight = t >= plain && t < weights;
       size_t point = 0;
       for (int64_t m : axis)
         for (int64_t n : axis)
@@ -284,7 +301,13 @@ std::string gemmJson(const Settings &settings, int loaders, double &bestRate) {
   for (size_t t = 0; t < configs.size(); ++t) {
     if (t == plain)
       out += "], \"weight_tables\": [";
-    out += std::string(t && t != plain ? ", " : "") + "{\"transpose\": \"" +
+    // One table per path: the BLAS's, then the engine's.
+    if (t >= weights)
+      out += configs[t].path == PIPECC_RT_GEMM_ON_BLAS
+                 ? "], \"blas_tables\": ["
+                 : "], \"engine_tables\": [";
+    bool first = t == 0 || t == plain || t >= weights;
+    out += std::string(first ? "" : ", ") + "{\"transpose\": \"" +
            configs[t].transpose +
            "\", \"beta\": " + std::to_string(configs[t].beta) +
            ", \"flops_per_s\": [";
@@ -662,6 +685,10 @@ std::pair<double, double> timeProduct(const std::string &role, int64_t m,
   std::vector<float> c(batch * m * n);
   double flops = 2.0 * double(m) * double(k) * double(n) * double(batch);
   size_t next = 0;
+  // A weight gradient on the BLAS, then on the engine (the compiler may
+  // send it to either: GemmRateTable::plainChoice); its best rate is the
+  // faster path's.
+  int32_t path = PIPECC_RT_GEMM_ON_BLAS;
   auto run = [&](bool cold) {
     std::vector<float> &x = rotated[cold ? next : 0];
     if (cold)
@@ -673,8 +700,8 @@ std::pair<double, double> timeProduct(const std::string &role, int64_t m,
       pipecc_rt_sgemm_weight(0, 0, m, n, k, 1.0f, a.data(), k, x.data(), n,
                              0.0f, c.data(), n);
     else if (role == "weight") // dY^T X into the m x n accumulator
-      pipecc_rt_sgemm(1, 0, m, n, k, 1.0f, a.data(), m, a.data(), n, 1.0f,
-                      x.data(), n);
+      pipecc_rt_sgemm_epilogue(1, 0, m, n, k, 1.0f, a.data(), m, a.data(), n,
+                               1.0f, x.data(), n, nullptr, path);
     else // batched: A_i (m x k) B_i (k x n)
       pipecc_rt_sgemm_batched(0, 0, m, n, k, 1.0f, x.data(), k, m * k,
                               x.data() + batch * m * k, n, k * n, 0.0f,
@@ -688,6 +715,12 @@ std::pair<double, double> timeProduct(const std::string &role, int64_t m,
     for (size_t i = 0; i < rotated.size(); ++i)
       run(true);
     cold = bestOf([&] { run(true); }, 5, 0.2);
+  }
+  if (role == "weight") {
+    path = PIPECC_RT_GEMM_ON_ENGINE;
+    hot = std::min(hot, bestOf([&] { run(false); }, 5, 0.2));
+    if (!hotOnly)
+      cold = std::min(cold, bestOf([&] { run(true); }, 5, 0.2));
   }
   // The packed copies of this product's weights go with its buffers: kept,
   // they would pile up over the list (up to 64 MiB per line) and a later

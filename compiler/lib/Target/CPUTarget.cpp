@@ -27,8 +27,11 @@ public:
   }
 
   void buildStageLoweringPipeline(OpPassManager &pm,
-                                  const TargetOptions &) const override {
-    buildCPULoweringPipeline(pm);
+                                  const TargetOptions &options) const override {
+    CPULoweringOptions lowering;
+    lowering.device = options.device;
+    lowering.ranks = options.ranks;
+    buildCPULoweringPipeline(pm, lowering);
   }
 
   LogicalResult serializeObject(ModuleOp rankModule, StringRef objectPath,

@@ -20,6 +20,12 @@
 // its kernel once per step rather than once per micro-batch's call
 // (docs/design.md, "Packed weights").
 //
+// With a measured device profile that timed the BLAS and the engine apart,
+// a plain 2-D product runs on the faster path: pipecc_rt_sgemm_epilogue
+// with PIPECC_RT_GEMM_ON_BLAS or _ON_ENGINE (bias null unless it has one).
+// The choice is the cost model's (GemmRateTable::plainChoice), so the
+// prediction prices the path the rank runs.
+//
 // This runs after buffer deallocation has been inserted: the pointers are
 // taken from the memrefs right before the call, and a dealloc placed after
 // the matmul's last use stays after the call.
@@ -28,6 +34,7 @@
 #include "GemmOperands.h"
 #include "pipecc/Conversion/Passes.h"
 #include "pipecc/Conversion/StageAbi.h"
+#include "pipecc/CostModel/DeviceProfile.h"
 #include "pipecc/Passes/Attributes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -51,7 +58,35 @@ constexpr llvm::StringLiteral kSgemmBatched = "pipecc_rt_sgemm_batched";
 constexpr llvm::StringLiteral kSgemmWeight = "pipecc_rt_sgemm_weight";
 constexpr llvm::StringLiteral kSgemmEpilogue = "pipecc_rt_sgemm_epilogue";
 // pipecc_rt_sgemm_epilogue's flags (Runtime.h).
-constexpr int32_t kGemmRelu = 1, kGemmWeightB = 2;
+constexpr int32_t kGemmRelu = 1, kGemmWeightB = 2, kGemmOnBlas = 4,
+                  kGemmOnEngine = 8;
+
+/// The runtime flag of the path `gemms` chooses for a plain 2-D product
+/// (a, c its operand and output memrefs), 0 where the runtime's rule
+/// decides: no profile paths, or a dynamic shape.
+int32_t chosenPathFlag(const pipecc::cost::GemmRateTable *gemms, Value a,
+                       Value c, bool transposeA, bool transposeB,
+                       bool accumulate) {
+  if (!gemms)
+    return 0;
+  auto typeA = cast<MemRefType>(a.getType());
+  auto typeC = cast<MemRefType>(c.getType());
+  if (!typeA.hasStaticShape() || !typeC.hasStaticShape() ||
+      typeA.getRank() != 2 || typeC.getRank() != 2)
+    return 0;
+  int64_t m = typeC.getDimSize(0), n = typeC.getDimSize(1);
+  int64_t k = typeA.getDimSize(transposeA ? 0 : 1);
+  switch (gemms->plainChoice(m, n, k, transposeA, transposeB, accumulate)
+              .path) {
+  case pipecc::cost::PlainGemmPath::Blas:
+    return kGemmOnBlas;
+  case pipecc::cost::PlainGemmPath::Engine:
+    return kGemmOnEngine;
+  case pipecc::cost::PlainGemmPath::Rule:
+    return 0;
+  }
+  return 0;
+}
 
 /// Whether `value` is an argument of its stage function that binds a
 /// parameter (pipecc-record-stage-abi's bindings): the stage only reads it,
@@ -113,8 +148,25 @@ bool deallocatedBefore(Operation *from, Operation *to,
 }
 
 struct MatmulToBlasPass : pipecc::impl::MatmulToBlasBase<MatmulToBlasPass> {
+  using MatmulToBlasBase::MatmulToBlasBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // The rates that choose plain products' paths, where the profile has
+    // them.
+    const pipecc::cost::GemmRateTable *gemms = nullptr;
+    if (!device.empty()) {
+      std::string error;
+      const pipecc::cost::DeviceProfile *profile =
+          pipecc::cost::loadDeviceProfile(device, error);
+      if (!profile) {
+        module.emitError() << error;
+        return signalPassFailure();
+      }
+      gemms = &profile->gemmFor(ranks);
+      if (gemms->blasTables.empty() || gemms->engineTables.empty())
+        gemms = nullptr;
+    }
     SmallVector<Operation *> matmuls;
     module.walk([&](linalg::LinalgOp op) {
       if (!op.hasPureBufferSemantics() || !classifyGemm(op))
@@ -192,7 +244,12 @@ struct MatmulToBlasPass : pipecc::impl::MatmulToBlasBase<MatmulToBlasPass> {
         beta = 0.0f;
         ++numZeroFillsFolded;
       }
-      if (epilogue && !declaredEpilogue) {
+      int32_t pathFlag =
+          shape.batched || weightB
+              ? 0
+              : chosenPathFlag(gemms, a, c,
+                               shape.transposeA, shape.transposeB, beta != 0);
+      if ((epilogue || pathFlag) && !declaredEpilogue) {
         if (failed(declareRuntimeFunction(module, kSgemmEpilogue,
                                           epilogueType)))
           return signalPassFailure();
@@ -236,11 +293,19 @@ struct MatmulToBlasPass : pipecc::impl::MatmulToBlasBase<MatmulToBlasPass> {
                        opA.strides[0], opB.pointer, ldb, opB.strides[0],
                        betaValue, opC.pointer, ldc, opC.strides[0],
                        opC.sizes[0]});
-      } else if (epilogue) {
-        Value bias = unpackGemmOperand(builder, loc, epilogue->bias).pointer;
+      } else if (epilogue || pathFlag) {
+        Value bias =
+            epilogue ? unpackGemmOperand(builder, loc, epilogue->bias).pointer
+                     : builder.create<LLVM::ZeroOp>(loc, ptr).getResult();
         Value flags = builder.create<arith::ConstantIntOp>(
-            loc, (epilogue->relu ? kGemmRelu : 0) | (weightB ? kGemmWeightB : 0),
+            loc,
+            (epilogue && epilogue->relu ? kGemmRelu : 0) |
+                (weightB ? kGemmWeightB : 0) | pathFlag,
             32);
+        if (pathFlag == kGemmOnBlas)
+          ++numOnBlas;
+        if (pathFlag == kGemmOnEngine)
+          ++numOnEngine;
         builder.create<func::CallOp>(
             loc, kSgemmEpilogue, TypeRange{},
             ValueRange{transA, transB, m, n, k, alpha, opA.pointer, lda,

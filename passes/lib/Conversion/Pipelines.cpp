@@ -96,7 +96,7 @@ void pipecc::buildCPULoweringPipeline(OpPassManager &pm,
   // per call; before MatmulToBlas (see PlanStageWorkspace.cpp).
   pm.addPass(createPlanStageWorkspace());
   // After deallocation: see MatmulToBlas.cpp.
-  pm.addPass(createMatmulToBlas());
+  pm.addPass(createMatmulToBlas({options.device, options.ranks}));
   // Bounded functions keep LLVM's optimisation linear in the op count.
   pm.addPass(createOutlineOpGroups({options.maxOpsPerFunction}));
 

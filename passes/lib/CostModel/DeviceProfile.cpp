@@ -119,6 +119,28 @@ double GemmRateTable::weightSeconds(int64_t m, int64_t n, int64_t k,
                    n, k);
 }
 
+GemmRateTable::PlainChoice
+GemmRateTable::plainChoice(int64_t m, int64_t n, int64_t k, bool transposeA,
+                           bool transposeB, bool accumulate) const {
+  // Only a table of the product's own transposition decides a path.
+  auto own = [&](const std::vector<Table> &among) -> const Table * {
+    const Table *table = tableAmong(among, transposeA, transposeB, accumulate);
+    return table && table->transposeA == transposeA &&
+                   table->transposeB == transposeB
+               ? table
+               : nullptr;
+  };
+  const Table *blas = own(blasTables), *engine = own(engineTables);
+  if (!blas || !engine)
+    return {PlainGemmPath::Rule,
+            seconds(m, n, k, transposeA, transposeB, accumulate)};
+  double onBlas = secondsAt(*this, blas, m, n, k);
+  double onEngine = secondsAt(*this, engine, m, n, k);
+  if (onEngine < onBlas)
+    return {PlainGemmPath::Engine, onEngine};
+  return {PlainGemmPath::Blas, onBlas};
+}
+
 double GemmRateTable::packSeconds(int64_t n, int64_t k) const {
   if (weightTables.empty() || packBytesPerSecond <= 0 || n <= 0 || k <= 0)
     return 0;
@@ -238,6 +260,14 @@ llvm::Error readGemm(ProfileReader &reader, const llvm::json::Object &gemm,
   if (llvm::Error error = readTables(reader, gemm, member, "tables", table,
                                      table.tables))
     return error;
+  // Optional: profiles written before the paths were timed have neither.
+  for (auto [key, tables] :
+       {std::pair{"blas_tables", &table.blasTables},
+        std::pair{"engine_tables", &table.engineTables}})
+    if (gemm.get(key))
+      if (llvm::Error error =
+              readTables(reader, gemm, member, key, table, *tables))
+        return error;
   // Optional: profiles written before pipecc_rt_sgemm_weight have none.
   if (!gemm.get("weight_tables"))
     return llvm::Error::success();
@@ -442,6 +472,10 @@ llvm::json::Value gemmToJSON(const GemmRateTable &gemm) {
     object["weight_tables"] = tablesToJSON(gemm.weightTables);
     object["pack_bytes_per_s"] = gemm.packBytesPerSecond;
   }
+  if (!gemm.blasTables.empty())
+    object["blas_tables"] = tablesToJSON(gemm.blasTables);
+  if (!gemm.engineTables.empty())
+    object["engine_tables"] = tablesToJSON(gemm.engineTables);
   return object;
 }
 } // namespace
@@ -575,10 +609,17 @@ double cost::estimateSeconds(mlir::Operation *op, const DeviceProfile &device,
   const GemmRateTable &table = device.gemmFor(ranks);
   if (!table.empty())
     if (std::optional<GemmShape> gemm = gemmShapeOf(op)) {
+      // A batched product runs as the runtime's batched call, never on a
+      // chosen path.
       if (!multipliesByParameter(op))
-        return double(gemm->batch) *
-               table.seconds(gemm->m, gemm->n, gemm->k, gemm->transposeA,
-                             gemm->transposeB);
+        return gemm->batch > 1
+                   ? double(gemm->batch) *
+                         table.seconds(gemm->m, gemm->n, gemm->k,
+                                       gemm->transposeA, gemm->transposeB)
+                   : table
+                         .plainChoice(gemm->m, gemm->n, gemm->k,
+                                      gemm->transposeA, gemm->transposeB)
+                         .seconds;
       // B is packed at the step's first call and reused by the others.
       return double(gemm->batch) *
                  table.weightSeconds(gemm->m, gemm->n, gemm->k,

@@ -336,6 +336,68 @@ TEST(DeviceProfileTest, WeightTablesAreOptionalAndRoundTrip) {
                           "or 1");
 }
 
+/// measuredProfile() with the weight gradient (tn, beta 1) timed on each
+/// path: the BLAS `blasScale` and the engine `engineScale` times the plain
+/// tn rates, the engine 4 times faster than the BLAS on products of 256 rows
+/// and more, 2 times slower below.
+DeviceProfile pathProfile() {
+  DeviceProfile profile = measuredProfile();
+  GemmRateTable &gemm = profile.gemm;
+  GemmRateTable::Table blas = gemm.tables[2], engine = gemm.tables[2];
+  blas.accumulate = engine.accumulate = true;
+  size_t point = 0;
+  for (int64_t m : gemm.m)
+    for (int64_t n : gemm.n)
+      for (int64_t k : gemm.k) {
+        (void)n, (void)k;
+        engine.flopsPerSecond[point++] *= m >= 256 ? 4 : 0.5;
+      }
+  gemm.blasTables.push_back(blas);
+  gemm.engineTables.push_back(engine);
+  return profile;
+}
+
+TEST(DeviceProfileTest, PlainProductsRunOnTheFasterMeasuredPath) {
+  // Without path tables the runtime's rule decides, at the rule's rates.
+  GemmRateTable rule = measuredProfile().gemm;
+  GemmRateTable::PlainChoice unmeasured =
+      rule.plainChoice(256, 64, 16, true, false, true);
+  EXPECT_EQ(unmeasured.path, PlainGemmPath::Rule);
+  EXPECT_EQ(unmeasured.seconds, rule.seconds(256, 64, 16, true, false, true));
+
+  GemmRateTable gemm = pathProfile().gemm;
+  double tn = gemm.seconds(256, 64, 16, true, false);
+  GemmRateTable::PlainChoice wide = gemm.plainChoice(256, 64, 16, true, false,
+                                                     true);
+  EXPECT_EQ(wide.path, PlainGemmPath::Engine);
+  EXPECT_NEAR(wide.seconds, tn / 4, 1e-15);
+  GemmRateTable::PlainChoice narrow =
+      gemm.plainChoice(16, 64, 16, true, false, true);
+  EXPECT_EQ(narrow.path, PlainGemmPath::Blas);
+  EXPECT_NEAR(narrow.seconds, gemm.seconds(16, 64, 16, true, false), 1e-15);
+  // beta = 0 takes the same transposition's tables (the graph's weight
+  // gradient, added into the accumulator once lowered).
+  EXPECT_EQ(gemm.plainChoice(256, 64, 16, true, false).path,
+            PlainGemmPath::Engine);
+  // Another transposition was not timed per path: the rule.
+  EXPECT_EQ(gemm.plainChoice(256, 64, 16, false, true).path,
+            PlainGemmPath::Rule);
+
+  // Written and read back; a malformed table names its member.
+  DeviceProfile profile = pathProfile();
+  llvm::json::Value json = toJSON(profile);
+  llvm::Expected<DeviceProfile> read = parseDeviceProfile(json, "p.json");
+  ASSERT_TRUE(static_cast<bool>(read)) << llvm::toString(read.takeError());
+  ASSERT_EQ(read->gemm.engineTables.size(), 1u);
+  EXPECT_EQ(read->gemm.engineTables[0].flopsPerSecond,
+            profile.gemm.engineTables[0].flopsPerSecond);
+  EXPECT_EQ(json, toJSON(*read));
+  (*(*json.getAsObject()->getObject("gemm")->getArray("blas_tables"))[0]
+        .getAsObject())["transpose"] = "x";
+  EXPECT_EQ(errorOf(json), "member 'gemm.blas_tables[0].transpose': expected "
+                           "\"nn\", \"nt\", \"tn\" or \"tt\"");
+}
+
 class EstimateSecondsTest : public pipecc::graph::testing::GraphIRTest {};
 
 TEST_F(EstimateSecondsTest, ProductsByAParameterTakeThePackedRates) {

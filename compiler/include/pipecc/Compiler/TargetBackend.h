@@ -35,6 +35,11 @@ struct TargetOptions {
   unsigned optLevel = 3;
   /// --target-cpu, resolved: the CPU model of the host code.
   codegen::TargetCPU cpu;
+  /// --device and the pipeline's ranks: a measured profile's paths for
+  /// plain products (CPU; pipecc-matmul-to-blas). Built-in profiles time
+  /// no paths and change nothing.
+  std::string device;
+  int64_t ranks = 1;
 };
 
 /// Host-program settings, i.e. the options of pipecc-lower-rank-program.

@@ -107,7 +107,24 @@ def MatmulToBlas : Pass<"pipecc-matmul-to-blas", "::mlir::ModuleOp"> {
     bias (and ReLU) in its last store, and the loop and C go (a Linear's
     bias no longer costs a pass over its output). Not where D may share
     bytes with A or B in the stage workspace.
+
+    With `device` naming a measured profile that timed the BLAS and the
+    engine apart (`blas_tables`, `engine_tables`), a 2-D product of static
+    shape whose B is not a parameter runs on the faster of the two
+    (`GemmRateTable::plainChoice` of the profile's rates for a pipeline of
+    `ranks` ranks, the cost model's rule): `pipecc_rt_sgemm_epilogue` with
+    `PIPECC_RT_GEMM_ON_BLAS` or `PIPECC_RT_GEMM_ON_ENGINE` (and no bias
+    unless it has one). Otherwise the runtime's own rule decides. Which is
+    faster differs between CPUs and BLAS builds (docs/design.md, "Engine
+    or BLAS for a weight gradient is a per-CPU question").
   }];
+  let options = [
+    Option<"device", "device", "std::string", /*default=*/"\"\"",
+           "Device profile whose measured paths choose where plain products "
+           "run (empty: the runtime's rule)">,
+    Option<"ranks", "ranks", "int64_t", /*default=*/"1",
+           "Ranks of the pipeline: which of the profile's tables applies">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::func::FuncDialect",
@@ -116,6 +133,10 @@ def MatmulToBlas : Pass<"pipecc-matmul-to-blas", "::mlir::ModuleOp"> {
   ];
   let statistics = [
     Statistic<"numGemmCalls", "gemm-calls", "Matmuls turned into sgemm calls">,
+    Statistic<"numOnBlas", "on-blas",
+              "Plain products the device profile sends to the BLAS">,
+    Statistic<"numOnEngine", "on-engine",
+              "Plain products the device profile sends to the engine">,
     Statistic<"numWeightGemmCalls", "weight-gemm-calls",
               "Of those, sgemm calls whose B is a stage parameter">,
     Statistic<"numZeroFillsFolded", "zero-fills-folded",

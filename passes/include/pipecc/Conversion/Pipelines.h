@@ -41,6 +41,16 @@ struct CPULoweringOptions : mlir::PassPipelineOptions<CPULoweringOptions> {
       llvm::cl::desc("With gpu-loops-block-size: rows per thread of a split "
                      "column sum (pipecc-map-loops-to-gpu's reduction-chunk)"),
       llvm::cl::init(64)};
+  /// See pipecc-matmul-to-blas: a measured profile's paths for plain
+  /// products (the compile's --device), for a pipeline of `ranks` ranks.
+  Option<std::string> device{
+      *this, "device",
+      llvm::cl::desc("Device profile choosing plain products' paths "
+                     "(pipecc-matmul-to-blas; empty: the runtime's rule)"),
+      llvm::cl::init("")};
+  Option<int64_t> ranks{*this, "ranks",
+                        llvm::cl::desc("Ranks of the pipeline (with device)"),
+                        llvm::cl::init(1)};
 };
 
 /// Lowers a module of graph-dialect functions to the LLVM dialect for the

@@ -25,6 +25,10 @@
 
 namespace pipecc::cost {
 
+/// Where the CPU target runs a product whose B is not a parameter: where the
+/// runtime's own rule sends it, or the path a measured profile found faster.
+enum class PlainGemmPath { Rule, Blas, Engine };
+
 /// Measured single-thread GEMM rates (flop/s) on a grid of shapes, one table
 /// per transposition and accumulation (beta = 0 or 1). Rates between grid
 /// points are interpolated multilinearly in log(rate) over log(dimension);
@@ -48,6 +52,11 @@ struct GemmRateTable {
   /// Packing a parameter B for weightTables' kernel, bytes of B per second
   /// (once per parameter, orientation and step); 0 with no weightTables.
   double packBytesPerSecond = 0;
+  /// The same products as `tables` on one path each, whatever the runtime's
+  /// rule would pick: the BLAS, and the packed engine (both operands packed
+  /// per call). Empty when not measured (older profiles); where both have
+  /// a product's transposition, plainChoice() picks the faster.
+  std::vector<Table> blasTables, engineTables;
 
   bool empty() const { return tables.empty(); }
   /// The table of a transposition among `tables` (beta = 0 unless
@@ -64,6 +73,18 @@ struct GemmRateTable {
                        bool transposeB) const;
   /// Seconds of packing a k x n parameter B (0 when not measured).
   double packSeconds(int64_t n, int64_t k) const;
+
+  /// Where a product whose B is not a parameter runs, and its seconds: the
+  /// faster of blasTables and engineTables where both have its
+  /// transposition (the BLAS on a tie), else the runtime's rule at
+  /// seconds(). The one rule of pipecc-matmul-to-blas (which passes the
+  /// path to the runtime) and of the cost model.
+  struct PlainChoice {
+    PlainGemmPath path = PlainGemmPath::Rule;
+    double seconds = 0;
+  };
+  PlainChoice plainChoice(int64_t m, int64_t n, int64_t k, bool transposeA,
+                          bool transposeB, bool accumulate = false) const;
 };
 
 /// The link between two ranks over one transport.
