@@ -81,11 +81,11 @@
 
 // CHECK: llvm.mlir.global internal constant @pipecc_target("cpu\00")
 // Nine descriptors {name, role, dtype, per_microbatch, num_dims, shape, bytes,
-// parameter_id, num_classes, slots, offset} (ABI version 10).
+// parameter_id, num_classes, slots, offset} (ABI version 11).
 // CHECK: llvm.mlir.global internal constant @pipecc_buffers() {{.*}} : !llvm.array<9 x struct<(ptr, i32, i32, i32, i32, ptr, i64, i64, i64, i64, i64)>>
 // CHECK-LABEL: llvm.mlir.global internal constant @pipecc_program()
 // CHECK-SAME: !llvm.struct<(i32, i32, i32, i32, i64, f32, f32, i32, i64, ptr, ptr, i64, ptr, i64, ptr)>
-// CHECK: %[[VERSION:.*]] = llvm.mlir.constant(10 : i32) : i32
+// CHECK: %[[VERSION:.*]] = llvm.mlir.constant(11 : i32) : i32
 // CHECK: llvm.insertvalue %[[VERSION]], %{{.*}}[0]
 // CHECK: llvm.mlir.addressof @pipecc_target
 // The stage workspace's address, for the runtime's huge-page advice.
