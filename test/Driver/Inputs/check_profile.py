@@ -70,12 +70,23 @@ def check_weights(grid, what):
         for rate in table["flops_per_s"]:
             positive(rate, what + " weight rate")
     positive(grid["pack_bytes_per_s"], what + ".pack_bytes_per_s")
+    # The weight gradient on each path (pipecc-matmul-to-blas picks the
+    # faster): tn with beta 1, over the same grid.
+    for key in ("blas_tables", "engine_tables"):
+        assert [(t["transpose"], t["beta"]) for t in grid[key]] == \
+            [("tn", 1)], (what, key, grid[key])
+        assert len(grid[key][0]["flops_per_s"]) == points
+        for rate in grid[key][0]["flops_per_s"]:
+            positive(rate, "%s.%s rate" % (what, key))
 
 
 check_weights(gemm, "gemm")
-print("profile ok: %d cores, %d gemm points x %d tables (+%d weight tables), "
-      "links %s" % (profile["cores"], points, len(gemm["tables"]),
-                    len(gemm["weight_tables"]), ", ".join(transports)))
+print("profile ok: %d cores, %d gemm points x %d tables (+%d weight tables, "
+      "+%d path tables), links %s" % (
+          profile["cores"], points, len(gemm["tables"]),
+          len(gemm["weight_tables"]),
+          len(gemm["blas_tables"]) + len(gemm["engine_tables"]),
+          ", ".join(transports)))
 # With two or more cores the grid is measured again while the other cores
 # run matmuls too: the same grid and tables.
 shared = profile.get("gemm_shared")
