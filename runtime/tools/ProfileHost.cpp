@@ -152,12 +152,18 @@ struct GemmGrid {
   struct Operands {
     int64_t setFloats, sets, next = 0;
     std::vector<float> a, b, c;
+    /// The path tables' accumulators: 64 MiB of them, beyond the last-level
+    /// cache as a step's are (every layer's, one after the other).
+    std::vector<float> accumulators;
+    int64_t nextAccumulator = 0;
     explicit Operands(int64_t largest)
         : setFloats(largest * largest),
           sets(std::max<int64_t>(2,
                                  (int64_t(64) << 20) /
                                      (3 * setFloats * int64_t(sizeof(float))))),
-          a(sets * setFloats), b(sets * setFloats), c(sets * setFloats) {
+          a(sets * setFloats), b(sets * setFloats), c(sets * setFloats),
+          accumulators(std::max<int64_t>((int64_t(64) << 20) / sizeof(float),
+                                         2 * setFloats)) {
       for (size_t i = 0; i < a.size(); ++i) {
         a[i] = float(i % 7) * 0.1f;
         b[i] = float(i % 5) * 0.1f;
@@ -172,14 +178,19 @@ struct GemmGrid {
       int64_t lda = transA ? m : k, ldb = transB ? k : n;
       int64_t set = next++ % sets * setFloats;
       // A weight gradient reads dY and X just computed (hot) and adds into
-      // an accumulator the step last touched a layer ago (rotated): on this
-      // Zen 5, timing all three cold picked OpenBLAS for the MLP's
-      // 1024 x 1024 x 32, which ran 10 % slower there than in the engine.
-      if (config.path)
+      // an accumulator the step last touched a whole pass ago (from memory:
+      // 64 MiB of them in turn). On this Zen 5, with the accumulators in
+      // the last-level cache or all three operands cold, OpenBLAS came out
+      // ahead for the MLP's 1024 x 1024 x 32, which ran 6-10 % slower there
+      // than in the engine in the step.
+      if (config.path) {
+        int64_t slots = int64_t(accumulators.size()) / (m * n);
+        float *accumulator =
+            accumulators.data() + nextAccumulator++ % slots * (m * n);
         pipecc_rt_sgemm_epilogue(transA, transB, m, n, k, 1.0f, a.data(), lda,
                                  b.data(), ldb, float(config.beta),
-                                 c.data() + set, n, nullptr, config.path);
-      else
+                                 accumulator, n, nullptr, config.path);
+      } else
         (weight ? pipecc_rt_sgemm_weight : pipecc_rt_sgemm)(
             transA, transB, m, n, k, 1.0f, a.data() + set, lda,
             b.data() + set, ldb, float(config.beta), c.data() + set, n);
