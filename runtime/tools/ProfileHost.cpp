@@ -153,7 +153,8 @@ struct GemmGrid {
     int64_t setFloats, sets, next = 0;
     std::vector<float> a, b, c;
     /// The path tables' accumulators: 64 MiB of them, beyond the last-level
-    /// cache as a step's are (every layer's, one after the other).
+    /// cache as a step's are (every layer's, one after the other). Made at
+    /// the first path product: the loader processes never time one.
     std::vector<float> accumulators;
     int64_t nextAccumulator = 0;
     explicit Operands(int64_t largest)
@@ -161,9 +162,7 @@ struct GemmGrid {
           sets(std::max<int64_t>(2,
                                  (int64_t(64) << 20) /
                                      (3 * setFloats * int64_t(sizeof(float))))),
-          a(sets * setFloats), b(sets * setFloats), c(sets * setFloats),
-          accumulators(std::max<int64_t>((int64_t(64) << 20) / sizeof(float),
-                                         2 * setFloats)) {
+          a(sets * setFloats), b(sets * setFloats), c(sets * setFloats) {
       for (size_t i = 0; i < a.size(); ++i) {
         a[i] = float(i % 7) * 0.1f;
         b[i] = float(i % 5) * 0.1f;
@@ -184,6 +183,9 @@ struct GemmGrid {
       // ahead for the MLP's 1024 x 1024 x 32, which ran 6-10 % slower there
       // than in the engine in the step.
       if (config.path) {
+        if (accumulators.empty())
+          accumulators.resize(std::max<int64_t>(
+              (int64_t(64) << 20) / sizeof(float), 2 * setFloats));
         int64_t slots = int64_t(accumulators.size()) / (m * n);
         float *accumulator =
             accumulators.data() + nextAccumulator++ % slots * (m * n);

@@ -152,8 +152,8 @@ struct MatmulToBlasPass : pipecc::impl::MatmulToBlasBase<MatmulToBlasPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // The rates that choose plain products' paths, where the profile has
-    // them.
+    // The rates that choose plain products' paths (plainChoice leaves a
+    // product to the runtime's rule where the profile timed no paths).
     const pipecc::cost::GemmRateTable *gemms = nullptr;
     if (!device.empty()) {
       std::string error;
@@ -164,8 +164,6 @@ struct MatmulToBlasPass : pipecc::impl::MatmulToBlasBase<MatmulToBlasPass> {
         return signalPassFailure();
       }
       gemms = &profile->gemmFor(ranks);
-      if (gemms->blasTables.empty() || gemms->engineTables.empty())
-        gemms = nullptr;
     }
     SmallVector<Operation *> matmuls;
     module.walk([&](linalg::LinalgOp op) {
