@@ -545,6 +545,50 @@ TEST_P(PackedGemmKernel, APackerLaysOutMicroPanelsOfOpA) {
         }
 }
 
+// A whole tile without bias or relu runs a micro-kernel compiled apart
+// (KernelAvx512.cpp, "Lean"); a tile of fewer rows runs the general one.
+// Each C value is the same sum either way, so the whole tile must equal its
+// rows computed as partial tiles, bit for bit.
+TEST_P(PackedGemmKernel, AWholeTileEqualsItsRowsAsPartialTilesBitForBit) {
+  const Kernel &kernel = *GetParam();
+  int64_t mr = kernel.mr, nr = kernel.nr;
+  std::mt19937 random(7);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  for (int64_t kc : {int64_t(1), int64_t(3), int64_t(4), int64_t(32),
+                     int64_t(37), int64_t(256)})
+    for (float beta : {0.0f, 1.0f, 0.5f})
+      for (int64_t cols : {nr, nr - 5, int64_t(1)}) {
+        std::vector<float> a(kc * mr), b(kc * nr);
+        for (float &v : a)
+          v = value(random);
+        for (float &v : b)
+          v = value(random);
+        int64_t ldc = nr + 3;
+        std::vector<float> start(mr * ldc);
+        for (float &v : start)
+          v = value(random);
+        std::vector<float> whole = start, byRows = start;
+        float alpha = 1.25f;
+        kernel.microKernel(kc, a.data(), b.data(), whole.data(), ldc, alpha,
+                           beta, mr, cols, nullptr, 0, nullptr, false);
+        // Rows 0 .. mr - 2 as one partial tile, the last as another (the A
+        // micro-panel's row r is a[p * mr + r]: shift it for the last).
+        kernel.microKernel(kc, a.data(), b.data(), byRows.data(), ldc, alpha,
+                           beta, mr - 1, cols, nullptr, 0, nullptr, false);
+        std::vector<float> lastRow(kc * mr, 0.0f);
+        for (int64_t p = 0; p < kc; ++p)
+          lastRow[p * mr] = a[p * mr + mr - 1];
+        kernel.microKernel(kc, lastRow.data(), b.data(),
+                           byRows.data() + (mr - 1) * ldc, ldc, alpha, beta, 1,
+                           cols, nullptr, 0, nullptr, false);
+        EXPECT_EQ(std::memcmp(whole.data(), byRows.data(),
+                              whole.size() * sizeof(float)),
+                  0)
+            << kernelName(kernel) << " kc=" << kc << " beta=" << beta
+            << " cols=" << cols;
+      }
+}
+
 TEST(PackedGemm, KernelChoiceFollowsThePolicy) {
   const Kernel *selected = selectPackedGemmKernel();
   EXPECT_EQ(selected, selectPackedGemmKernel()); // decided once

@@ -65,12 +65,18 @@ inline __mmask16 columnMask(int64_t cols, int v) {
 /// The micro-kernels' epilogue: C's first `rows` rows of the tile become
 /// alpha * acc + beta * C (beta = 0: C is not read), then + bias and the
 /// relu select (Kernel.h's epilogue), only in the lanes `mask` lets
-/// through.
-template <int MR, int NV>
+/// through. `Lean`: every row, no bias and no relu (the caller checked),
+/// which leaves those out of the code.
+template <int MR, int NV, bool Lean>
 __attribute__((always_inline)) inline void
 storeTile(const __m512 (&acc)[MR][NV], float *c, int64_t ldc, int64_t rows,
           const __mmask16 (&mask)[NV], float alpha, float beta,
           const float *bias, bool relu) {
+  if constexpr (Lean) {
+    bias = nullptr;
+    relu = false;
+    rows = MR;
+  }
   __m512 va = _mm512_set1_ps(alpha), vbeta = _mm512_set1_ps(beta);
   __m512 biasRow[NV] = {};
   if (bias)
@@ -105,12 +111,14 @@ storeTile(const __m512 (&acc)[MR][NV], float *c, int64_t ldc, int64_t rows,
 /// The micro-kernel on the first 16 * NV columns of the panel (NV = 3: the
 /// whole tile; 2 and 1: a last panel of at most 32 or 16 valid columns,
 /// whose padding columns would otherwise take a third or two thirds of its
-/// FMAs). The valid columns' sums are the same in every variant.
-template <int NV>
-void microKernelColumns(int64_t kc, const float *a, const float *b, float *c,
-                        int64_t ldc, float alpha, float beta, int64_t rows,
-                        int64_t cols, const char *prefetch,
-                        int64_t prefetchLines, const float *bias, bool relu) {
+/// FMAs). The valid columns' sums are the same in every variant. `Lean`:
+/// a whole-row tile without bias or relu (microKernelColumns).
+template <int NV, bool Lean>
+__attribute__((noinline)) void
+microKernelTile(int64_t kc, const float *a, const float *b, float *c,
+                int64_t ldc, float alpha, float beta, int64_t rows,
+                int64_t cols, const char *prefetch, int64_t prefetchLines,
+                const float *bias, bool relu) {
   // C's tile is read (beta != 0) and written only after the kc steps:
   // fetching its lines now hides their miss behind the FMAs.
   for (int64_t i = 0; i < rows; ++i) {
@@ -158,7 +166,26 @@ void microKernelColumns(int64_t kc, const float *a, const float *b, float *c,
 
   __mmask16 mask[NV];
   unroll<NV>([&](auto v) { mask[v] = columnMask(cols, v); });
-  storeTile<kMr, NV>(acc, c, ldc, rows, mask, alpha, beta, bias, relu);
+  storeTile<kMr, NV, Lean>(acc, c, ldc, rows, mask, alpha, beta, bias, relu);
+}
+
+/// A tile with every row and no bias or relu (every weight gradient's,
+/// every k-block but a Linear's last) runs a micro-kernel compiled without
+/// them. In one function GCC 12 keeps the epilogue's bias row and relu
+/// operands in registers that the k loop needs and spills accumulators
+/// there: 1024 x 1024 x 32 (a weight gradient, beta = 1) ran at 197 GFLOP/s
+/// with them and 221 without, K = 64 217 against 230 (docs/design.md,
+/// "The micro-kernel's epilogue held registers the k loop needed").
+template <int NV>
+void microKernelColumns(int64_t kc, const float *a, const float *b, float *c,
+                        int64_t ldc, float alpha, float beta, int64_t rows,
+                        int64_t cols, const char *prefetch,
+                        int64_t prefetchLines, const float *bias, bool relu) {
+  if (rows == kMr && !bias && !relu)
+    return microKernelTile<NV, true>(kc, a, b, c, ldc, alpha, beta, rows, cols,
+                                     prefetch, prefetchLines, bias, relu);
+  microKernelTile<NV, false>(kc, a, b, c, ldc, alpha, beta, rows, cols,
+                             prefetch, prefetchLines, bias, relu);
 }
 
 /// Kernel.h's DirectMicroKernel for an MR x 16 * NV tile (MR = 8: the
@@ -216,7 +243,7 @@ void directTile(int64_t k, const float *const *aRows, int64_t aDepth,
   for (int64_t p = groups * 4; p < k; ++p)
     step();
 
-  storeTile<MR, NV>(acc, c, ldc, rows, mask, alpha, beta, nullptr, false);
+  storeTile<MR, NV, false>(acc, c, ldc, rows, mask, alpha, beta, nullptr, false);
 }
 
 /// The direct variant with the fewest vectors that covers `cols`.
