@@ -405,7 +405,7 @@ TEST_P(PackedGemmKernel, BatchedSmallProductsMatchNaiveLoopAndPerProductGemm) {
       for (float beta : {0.0f, 1.0f})
         for (auto [m, n, k] : {Shape{64, 64, 64}, Shape{1, 1, 1},
                                Shape{5, 31, 3}, Shape{33, 50, 17},
-                               Shape{13, 128, 5}}) {
+                               Shape{13, 128, 5}, Shape{30, 96, 9}}) {
           Case g{transA, transB, m, n, k, 1.0f, beta, 3, 1, 2};
           ASSERT_TRUE(runsBatched(*kernel, m, n, k));
           double error = pipecc::test::worstGemmError(

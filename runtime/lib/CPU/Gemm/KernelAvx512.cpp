@@ -247,14 +247,29 @@ void directTile(int64_t k, const float *const *aRows, int64_t aDepth,
   storeTile<MR, NV, false>(acc, c, ldc, rows, mask, alpha, beta, nullptr, false);
 }
 
-/// The direct variant with the fewest vectors that covers `cols`.
+/// The direct variant with the fewest vectors that covers `cols`. A tile
+/// wider than 32 columns runs as two 4 x 48 halves, each reading the B
+/// rows again (from L1): the 8 x 48 tile read in place needs 8 row pointers
+/// beside its 24 accumulators, and GCC 12 spills accumulators in its k loop
+/// (304 stack references), which made 4 x 64 x 64 x 48 batched products run
+/// at 82 GFLOP/s against 225 as halves (docs/design.md, "The micro-kernel's
+/// epilogue held registers the k loop needed").
 void directMicroKernel(int64_t k, const float *const *aRows, int64_t aDepth,
                        const float *b, int64_t ldb, float *c, int64_t ldc,
                        float alpha, float beta, int64_t rows, int64_t cols,
                        const char *prefetch, int64_t prefetchLines) {
-  DirectMicroKernel variant = cols > 32   ? directTile<kMr, 3>
-                              : cols > 16 ? directTile<kMr, 2>
-                                          : directTile<kMr, 1>;
+  if (cols > 32) {
+    directTile<kMr / 2, 3>(k, aRows, aDepth, b, ldb, c, ldc, alpha, beta,
+                           std::min<int64_t>(rows, kMr / 2), cols, prefetch,
+                           prefetchLines);
+    if (rows > kMr / 2)
+      directTile<kMr / 2, 3>(k, aRows + kMr / 2, aDepth, b, ldb,
+                             c + kMr / 2 * ldc, ldc, alpha, beta,
+                             rows - kMr / 2, cols, nullptr, 0);
+    return;
+  }
+  DirectMicroKernel variant = cols > 16 ? directTile<kMr, 2>
+                                        : directTile<kMr, 1>;
   variant(k, aRows, aDepth, b, ldb, c, ldc, alpha, beta, rows, cols,
           prefetch, prefetchLines);
 }
