@@ -171,12 +171,14 @@ microKernelTile(int64_t kc, const float *a, const float *b, float *c,
 
 /// A tile with every row and no bias or relu (every weight gradient's,
 /// every k-block but a Linear's last) runs a micro-kernel compiled without
-/// them. With them in the function GCC 12 spills more accumulators in the
+/// them. With them in the function GCC 12 spilled more accumulators in the
 /// k loop (16 stack accesses per 4 steps against 6) and far more in the
 /// epilogue (271 stack references against 19): 1024 x 1024 x 32 (a weight
 /// gradient, beta = 1) ran at 197 GFLOP/s with them and 221 without, K =
-/// 64 217 against 230 (docs/design.md, "The micro-kernel's epilogue held
-/// registers the k loop needed").
+/// 64 217 against 230. How much the general variant spills changes with
+/// the rest of this file (it spilled far less once the direct tile ran in
+/// halves, below); the lean one does not depend on it (docs/design.md,
+/// "The micro-kernel's epilogue held registers the k loop needed").
 template <int NV>
 void microKernelColumns(int64_t kc, const float *a, const float *b, float *c,
                         int64_t ldc, float alpha, float beta, int64_t rows,
