@@ -546,7 +546,8 @@ TEST_P(PackedGemmKernel, APackerLaysOutMicroPanelsOfOpA) {
 }
 
 // A whole tile without bias or relu runs a micro-kernel compiled apart
-// (KernelAvx512.cpp, "Lean"); a tile of fewer rows runs the general one.
+// (KernelAvx512.cpp, "Lean"; in assembly where it prefetches no panel); a
+// tile of fewer rows runs the general one.
 // Each C value is the same sum either way, so the whole tile must equal its
 // rows computed as partial tiles, bit for bit.
 TEST_P(PackedGemmKernel, AWholeTileEqualsItsRowsAsPartialTilesBitForBit) {
@@ -586,6 +587,19 @@ TEST_P(PackedGemmKernel, AWholeTileEqualsItsRowsAsPartialTilesBitForBit) {
                   0)
             << kernelName(kernel) << " kc=" << kc << " beta=" << beta
             << " cols=" << cols;
+        // A whole tile that also prefetches the next panel's lines runs
+        // the C++ kernel, one that does not (a weight gradient's) the
+        // AVX-512 kernel's assembly: the same sums.
+        std::vector<float> prefetching = start;
+        kernel.microKernel(kc, a.data(), b.data(), prefetching.data(), ldc,
+                           alpha, beta, mr, cols,
+                           reinterpret_cast<const char *>(b.data()), 2,
+                           nullptr, false);
+        EXPECT_EQ(std::memcmp(whole.data(), prefetching.data(),
+                              whole.size() * sizeof(float)),
+                  0)
+            << kernelName(kernel) << " kc=" << kc << " beta=" << beta
+            << " cols=" << cols << " (prefetching)";
       }
 }
 

@@ -108,6 +108,111 @@ storeTile(const __m512 (&acc)[MR][NV], float *c, int64_t ldc, int64_t rows,
   });
 }
 
+// A whole 8 x 48 tile without bias or relu, in assembly: the accumulators
+// are zmm0-23 (row i's in 3i .. 3i + 2), B's row zmm24-26, A's broadcast
+// zmm27, alpha and beta zmm28-29. Written out because GCC 12 compiled the
+// same kernel in C++ with some accumulators on the stack and GPRs parked
+// in vector registers, how many depending on the rest of the function and
+// file (docs/design.md, "The whole tile in assembly"). The epilogue does
+// storeTile's operations in its order, so a tile rounds as the C++
+// kernels' partial tiles do.
+#define PIPECC_ZMM(r) "%%zmm" #r
+#define PIPECC_FMA_ROW(s, i, r0, r1, r2)                                       \
+  "vbroadcastss (4*" #i "+32*" #s ")(%[a]), %%zmm27\n\t"                       \
+  "vfmadd231ps %%zmm24, %%zmm27, " PIPECC_ZMM(r0) "\n\t"                       \
+  "vfmadd231ps %%zmm25, %%zmm27, " PIPECC_ZMM(r1) "\n\t"                       \
+  "vfmadd231ps %%zmm26, %%zmm27, " PIPECC_ZMM(r2) "\n\t"
+#define PIPECC_STEP(s)                                                         \
+  "vmovups (192*" #s ")(%[b]), %%zmm24\n\t"                                     \
+  "vmovups (192*" #s "+64)(%[b]), %%zmm25\n\t"                                  \
+  "vmovups (192*" #s "+128)(%[b]), %%zmm26\n\t"                                 \
+  PIPECC_FMA_ROW(s, 0, 0, 1, 2) PIPECC_FMA_ROW(s, 1, 3, 4, 5)                  \
+  PIPECC_FMA_ROW(s, 2, 6, 7, 8) PIPECC_FMA_ROW(s, 3, 9, 10, 11)                \
+  PIPECC_FMA_ROW(s, 4, 12, 13, 14) PIPECC_FMA_ROW(s, 5, 15, 16, 17)            \
+  PIPECC_FMA_ROW(s, 6, 18, 19, 20) PIPECC_FMA_ROW(s, 7, 21, 22, 23)
+// Row r0 .. r2 of C at (%[c]): alpha * acc, then + C (beta = 1) or
+// + beta * C (another nonzero beta), stored; then the next row.
+#define PIPECC_STORE_VECTOR(op, r, offset)                                     \
+  "vmulps %%zmm28, " PIPECC_ZMM(r) ", " PIPECC_ZMM(r) "\n\t"                     \
+  op(r, offset) "vmovups " PIPECC_ZMM(r) ", " #offset "(%[c])\n\t"
+#define PIPECC_STORE_ROW(op, r0, r1, r2)                                       \
+  PIPECC_STORE_VECTOR(op, r0, 0)                                               \
+  PIPECC_STORE_VECTOR(op, r1, 64)                                              \
+  PIPECC_STORE_VECTOR(op, r2, 128) "add %[ldc], %[c]\n\t"
+#define PIPECC_BETA0(r, offset) ""
+#define PIPECC_BETA1(r, offset)                                                \
+  "vaddps " #offset "(%[c]), " PIPECC_ZMM(r) ", " PIPECC_ZMM(r) "\n\t"
+#define PIPECC_BETAX(r, offset)                                                \
+  "vfmadd231ps " #offset "(%[c]), %%zmm29, " PIPECC_ZMM(r) "\n\t"
+#define PIPECC_WHOLE_TILE(op)                                                  \
+  asm volatile(                                                                \
+      "vpxord %%zmm0, %%zmm0, %%zmm0\n\t"                                      \
+      "vmovaps %%zmm0, %%zmm1\n\tvmovaps %%zmm0, %%zmm2\n\t"                   \
+      "vmovaps %%zmm0, %%zmm3\n\tvmovaps %%zmm0, %%zmm4\n\t"                   \
+      "vmovaps %%zmm0, %%zmm5\n\tvmovaps %%zmm0, %%zmm6\n\t"                   \
+      "vmovaps %%zmm0, %%zmm7\n\tvmovaps %%zmm0, %%zmm8\n\t"                   \
+      "vmovaps %%zmm0, %%zmm9\n\tvmovaps %%zmm0, %%zmm10\n\t"                  \
+      "vmovaps %%zmm0, %%zmm11\n\tvmovaps %%zmm0, %%zmm12\n\t"                 \
+      "vmovaps %%zmm0, %%zmm13\n\tvmovaps %%zmm0, %%zmm14\n\t"                 \
+      "vmovaps %%zmm0, %%zmm15\n\tvmovaps %%zmm0, %%zmm16\n\t"                 \
+      "vmovaps %%zmm0, %%zmm17\n\tvmovaps %%zmm0, %%zmm18\n\t"                 \
+      "vmovaps %%zmm0, %%zmm19\n\tvmovaps %%zmm0, %%zmm20\n\t"                 \
+      "vmovaps %%zmm0, %%zmm21\n\tvmovaps %%zmm0, %%zmm22\n\t"                 \
+      "vmovaps %%zmm0, %%zmm23\n\t"                                            \
+      "test %[groups], %[groups]\n\t"                                          \
+      "jz 2f\n\t"                                                              \
+      "1:\n\t" PIPECC_STEP(0) PIPECC_STEP(1) PIPECC_STEP(2) PIPECC_STEP(3)     \
+      "add $128, %[a]\n\t"                                                     \
+      "add $768, %[b]\n\t"                                                     \
+      "dec %[groups]\n\t"                                                      \
+      "jnz 1b\n\t"                                                             \
+      "2:\n\t"                                                                 \
+      "test %[rest], %[rest]\n\t"                                              \
+      "jz 4f\n\t"                                                              \
+      "3:\n\t" PIPECC_STEP(0)                                                  \
+      "add $32, %[a]\n\t"                                                      \
+      "add $192, %[b]\n\t"                                                     \
+      "dec %[rest]\n\t"                                                        \
+      "jnz 3b\n\t"                                                             \
+      "4:\n\t"                                                                 \
+      "vbroadcastss %[alpha], %%zmm28\n\t"                                     \
+      "vbroadcastss %[beta], %%zmm29\n\t"                                      \
+      PIPECC_STORE_ROW(op, 0, 1, 2) PIPECC_STORE_ROW(op, 3, 4, 5)              \
+      PIPECC_STORE_ROW(op, 6, 7, 8) PIPECC_STORE_ROW(op, 9, 10, 11)            \
+      PIPECC_STORE_ROW(op, 12, 13, 14) PIPECC_STORE_ROW(op, 15, 16, 17)        \
+      PIPECC_STORE_ROW(op, 18, 19, 20) PIPECC_STORE_ROW(op, 21, 22, 23)        \
+      : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [groups] "+r"(groups),         \
+        [rest] "+r"(rest)                                                      \
+      : [ldc] "r"(ldcBytes), [alpha] "m"(alpha), [beta] "m"(beta)              \
+      : "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7",        \
+        "zmm8", "zmm9", "zmm10", "zmm11", "zmm12", "zmm13", "zmm14", "zmm15",  \
+        "zmm16", "zmm17", "zmm18", "zmm19", "zmm20", "zmm21", "zmm22",         \
+        "zmm23", "zmm24", "zmm25", "zmm26", "zmm27", "zmm28", "zmm29",         \
+        "memory", "cc")
+
+static_assert(kMr == 8 && kNr == 48, "wholeTile's registers and offsets");
+__attribute__((noinline)) void wholeTile(int64_t kc, const float *a,
+                                         const float *b, float *c,
+                                         int64_t ldc, float alpha,
+                                         float beta) {
+  int64_t groups = kc / 4, rest = kc % 4, ldcBytes = ldc * 4;
+  if (beta == 0.0f)
+    PIPECC_WHOLE_TILE(PIPECC_BETA0);
+  else if (beta == 1.0f)
+    PIPECC_WHOLE_TILE(PIPECC_BETA1);
+  else
+    PIPECC_WHOLE_TILE(PIPECC_BETAX);
+}
+#undef PIPECC_WHOLE_TILE
+#undef PIPECC_BETAX
+#undef PIPECC_BETA1
+#undef PIPECC_BETA0
+#undef PIPECC_STORE_ROW
+#undef PIPECC_STORE_VECTOR
+#undef PIPECC_STEP
+#undef PIPECC_FMA_ROW
+#undef PIPECC_ZMM
+
 /// The micro-kernel on the first 16 * NV columns of the panel (NV = 3: the
 /// whole tile; 2 and 1: a last panel of at most 32 or 16 valid columns,
 /// whose padding columns would otherwise take a third or two thirds of its
@@ -169,6 +274,18 @@ microKernelTile(int64_t kc, const float *a, const float *b, float *c,
   storeTile<kMr, NV, Lean>(acc, c, ldc, rows, mask, alpha, beta, bias, relu);
 }
 
+/// Fetches a whole tile's C lines now, as microKernelTile does: its FMAs
+/// hide their miss.
+inline void prefetchWholeTile(const float *c, int64_t ldc) {
+  for (int64_t i = 0; i < kMr; ++i) {
+    const char *row = reinterpret_cast<const char *>(c + i * ldc);
+    _mm_prefetch(row, _MM_HINT_T0);
+    _mm_prefetch(row + 64, _MM_HINT_T0);
+    _mm_prefetch(row + 128, _MM_HINT_T0);
+    _mm_prefetch(row + 188, _MM_HINT_T0);
+  }
+}
+
 /// A tile with every row and no bias or relu (every weight gradient's,
 /// every k-block but a Linear's last) runs a micro-kernel compiled without
 /// them. With them in the function GCC 12 spilled more accumulators in the
@@ -178,12 +295,20 @@ microKernelTile(int64_t kc, const float *a, const float *b, float *c,
 /// 64 217 against 230. How much the general variant spills changes with
 /// the rest of this file (it spilled far less once the direct tile ran in
 /// halves, below); the lean one does not depend on it (docs/design.md,
-/// "The micro-kernel's epilogue held registers the k loop needed").
+/// "The micro-kernel's epilogue held registers the k loop needed"). A whole
+/// 48-column tile that prefetches no panel (every weight gradient's) runs
+/// wholeTile's assembly instead: the lean kernel still kept 3 accumulators
+/// on the stack (docs/design.md, "The whole tile in assembly").
 template <int NV>
 void microKernelColumns(int64_t kc, const float *a, const float *b, float *c,
                         int64_t ldc, float alpha, float beta, int64_t rows,
                         int64_t cols, const char *prefetch,
                         int64_t prefetchLines, const float *bias, bool relu) {
+  if constexpr (NV == 3)
+    if (rows == kMr && cols == kNr && !bias && !relu && prefetchLines == 0) {
+      prefetchWholeTile(c, ldc);
+      return wholeTile(kc, a, b, c, ldc, alpha, beta);
+    }
   if (rows == kMr && !bias && !relu)
     return microKernelTile<NV, true>(kc, a, b, c, ldc, alpha, beta, rows, cols,
                                      prefetch, prefetchLines, bias, relu);
