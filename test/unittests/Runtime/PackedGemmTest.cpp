@@ -545,11 +545,13 @@ TEST_P(PackedGemmKernel, APackerLaysOutMicroPanelsOfOpA) {
         }
 }
 
-// A whole tile without bias or relu runs a micro-kernel compiled apart
-// (KernelAvx512.cpp, "Lean"; in assembly where it prefetches no panel); a
-// tile of fewer rows runs the general one.
-// Each C value is the same sum either way, so the whole tile must equal its
-// rows computed as partial tiles, bit for bit.
+// A whole tile runs other code than a tile of fewer rows (KernelAvx512.cpp:
+// in assembly where it prefetches no panel, else a C++ kernel compiled
+// apart without bias or relu; a partial tile the general one). Each C value
+// is the same sum and the same epilogue either way, so the whole tile must
+// equal its rows computed as partial tiles, bit for bit, with and without
+// a panel prefetch, for every epilogue (alpha 1 or not, beta 0, 1 or
+// other, bias, relu).
 TEST_P(PackedGemmKernel, AWholeTileEqualsItsRowsAsPartialTilesBitForBit) {
   const Kernel &kernel = *GetParam();
   int64_t mr = kernel.mr, nr = kernel.nr;
@@ -558,49 +560,59 @@ TEST_P(PackedGemmKernel, AWholeTileEqualsItsRowsAsPartialTilesBitForBit) {
   for (int64_t kc : {int64_t(1), int64_t(3), int64_t(4), int64_t(32),
                      int64_t(37), int64_t(256)})
     for (float beta : {0.0f, 1.0f, 0.5f})
-      for (int64_t cols : {nr, nr - 5, int64_t(1)}) {
-        std::vector<float> a(kc * mr), b(kc * nr);
-        for (float &v : a)
-          v = value(random);
-        for (float &v : b)
-          v = value(random);
-        int64_t ldc = nr + 3;
-        std::vector<float> start(mr * ldc);
-        for (float &v : start)
-          v = value(random);
-        std::vector<float> whole = start, byRows = start;
-        float alpha = 1.25f;
-        kernel.microKernel(kc, a.data(), b.data(), whole.data(), ldc, alpha,
-                           beta, mr, cols, nullptr, 0, nullptr, false);
-        // Rows 0 .. mr - 2 as one partial tile, the last as another (the A
-        // micro-panel's row r is a[p * mr + r]: shift it for the last).
-        kernel.microKernel(kc, a.data(), b.data(), byRows.data(), ldc, alpha,
-                           beta, mr - 1, cols, nullptr, 0, nullptr, false);
-        std::vector<float> lastRow(kc * mr, 0.0f);
-        for (int64_t p = 0; p < kc; ++p)
-          lastRow[p * mr] = a[p * mr + mr - 1];
-        kernel.microKernel(kc, lastRow.data(), b.data(),
-                           byRows.data() + (mr - 1) * ldc, ldc, alpha, beta, 1,
-                           cols, nullptr, 0, nullptr, false);
-        EXPECT_EQ(std::memcmp(whole.data(), byRows.data(),
-                              whole.size() * sizeof(float)),
-                  0)
-            << kernelName(kernel) << " kc=" << kc << " beta=" << beta
-            << " cols=" << cols;
-        // A whole tile that also prefetches the next panel's lines runs
-        // the C++ kernel, one that does not (a weight gradient's) the
-        // AVX-512 kernel's assembly: the same sums.
-        std::vector<float> prefetching = start;
-        kernel.microKernel(kc, a.data(), b.data(), prefetching.data(), ldc,
-                           alpha, beta, mr, cols,
-                           reinterpret_cast<const char *>(b.data()), 2,
-                           nullptr, false);
-        EXPECT_EQ(std::memcmp(whole.data(), prefetching.data(),
-                              whole.size() * sizeof(float)),
-                  0)
-            << kernelName(kernel) << " kc=" << kc << " beta=" << beta
-            << " cols=" << cols << " (prefetching)";
-      }
+      for (float alpha : {1.25f, 1.0f})
+        for (int epilogue = 0; epilogue < 4; ++epilogue)
+          for (int64_t cols : {nr, nr - 5, int64_t(1)}) {
+            bool withBias = epilogue & 1, relu = epilogue & 2;
+            std::vector<float> a(kc * mr), b(kc * nr), bias(nr);
+            for (float &v : a)
+              v = value(random);
+            for (float &v : b)
+              v = value(random);
+            for (float &v : bias)
+              v = value(random);
+            const float *biasRow = withBias ? bias.data() : nullptr;
+            int64_t ldc = nr + 3;
+            std::vector<float> start(mr * ldc);
+            for (float &v : start)
+              v = value(random);
+            std::vector<float> whole = start, byRows = start;
+            kernel.microKernel(kc, a.data(), b.data(), whole.data(), ldc,
+                               alpha, beta, mr, cols, nullptr, 0, biasRow,
+                               relu);
+            // Rows 0 .. mr - 2 as one partial tile, the last as another
+            // (the A micro-panel's row r is a[p * mr + r]: shift it for
+            // the last).
+            kernel.microKernel(kc, a.data(), b.data(), byRows.data(), ldc,
+                               alpha, beta, mr - 1, cols, nullptr, 0, biasRow,
+                               relu);
+            std::vector<float> lastRow(kc * mr, 0.0f);
+            for (int64_t p = 0; p < kc; ++p)
+              lastRow[p * mr] = a[p * mr + mr - 1];
+            kernel.microKernel(kc, lastRow.data(), b.data(),
+                               byRows.data() + (mr - 1) * ldc, ldc, alpha,
+                               beta, 1, cols, nullptr, 0, biasRow, relu);
+            std::string where = std::string(kernelName(kernel)) +
+                                " kc=" + std::to_string(kc) +
+                                " beta=" + std::to_string(beta) +
+                                " alpha=" + std::to_string(alpha) +
+                                " bias=" + std::to_string(withBias) +
+                                " relu=" + std::to_string(relu) +
+                                " cols=" + std::to_string(cols);
+            EXPECT_EQ(std::memcmp(whole.data(), byRows.data(),
+                                  whole.size() * sizeof(float)),
+                      0)
+                << where;
+            std::vector<float> prefetching = start;
+            kernel.microKernel(kc, a.data(), b.data(), prefetching.data(), ldc,
+                               alpha, beta, mr, cols,
+                               reinterpret_cast<const char *>(b.data()), 2,
+                               biasRow, relu);
+            EXPECT_EQ(std::memcmp(whole.data(), prefetching.data(),
+                                  whole.size() * sizeof(float)),
+                      0)
+                << where << " (prefetching)";
+          }
 }
 
 TEST(PackedGemm, KernelChoiceFollowsThePolicy) {

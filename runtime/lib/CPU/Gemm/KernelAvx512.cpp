@@ -108,14 +108,17 @@ storeTile(const __m512 (&acc)[MR][NV], float *c, int64_t ldc, int64_t rows,
   });
 }
 
-// A whole 8 x 48 tile without bias or relu, in assembly: the accumulators
-// are zmm0-23 (row i's in 3i .. 3i + 2), B's row zmm24-26, A's broadcast
-// zmm27, alpha and beta zmm28-29. Written out because GCC 12 compiled the
-// same kernel in C++ with some accumulators on the stack and GPRs parked
-// in vector registers, how many depending on the rest of the function and
-// file (docs/design.md, "The whole tile in assembly"). The epilogue does
-// storeTile's operations in its order, so a tile rounds as the C++
-// kernels' partial tiles do.
+// A whole 8 x 48 tile, in assembly: the accumulators are zmm0-23 (row i's
+// in 3i .. 3i + 2), B's row zmm24-26 and A's broadcast zmm27 in the k loop.
+// Written out because GCC 12 compiled the same kernel in C++ with some
+// accumulators on the stack and GPRs parked in vector registers, how many
+// depending on the rest of the function and file (docs/design.md, "The
+// whole tile in assembly"). The epilogue is storeTile's, one operation at
+// a time over the 24 vectors (each skipped where the call does not need
+// it): alpha * acc (not for alpha = 1, which changes no value), + C
+// (beta = 1) or + beta * C (another nonzero beta), + bias, the relu
+// select, the store. Each value goes through storeTile's operations in its
+// order, so a tile rounds as the C++ kernels' partial tiles do.
 #define PIPECC_ZMM(r) "%%zmm" #r
 #define PIPECC_FMA_ROW(s, i, r0, r1, r2)                                       \
   "vbroadcastss (4*" #i "+32*" #s ")(%[a]), %%zmm27\n\t"                       \
@@ -130,85 +133,121 @@ storeTile(const __m512 (&acc)[MR][NV], float *c, int64_t ldc, int64_t rows,
   PIPECC_FMA_ROW(s, 2, 6, 7, 8) PIPECC_FMA_ROW(s, 3, 9, 10, 11)                \
   PIPECC_FMA_ROW(s, 4, 12, 13, 14) PIPECC_FMA_ROW(s, 5, 15, 16, 17)            \
   PIPECC_FMA_ROW(s, 6, 18, 19, 20) PIPECC_FMA_ROW(s, 7, 21, 22, 23)
-// Row r0 .. r2 of C at (%[c]): alpha * acc, then + C (beta = 1) or
-// + beta * C (another nonzero beta), stored; then the next row.
-#define PIPECC_STORE_VECTOR(op, r, offset)                                     \
-  "vmulps %%zmm28, " PIPECC_ZMM(r) ", " PIPECC_ZMM(r) "\n\t"                     \
-  op(r, offset) "vmovups " PIPECC_ZMM(r) ", " #offset "(%[c])\n\t"
-#define PIPECC_STORE_ROW(op, r0, r1, r2)                                       \
-  PIPECC_STORE_VECTOR(op, r0, 0)                                               \
-  PIPECC_STORE_VECTOR(op, r1, 64)                                              \
-  PIPECC_STORE_VECTOR(op, r2, 128) "add %[ldc], %[c]\n\t"
-#define PIPECC_BETA0(r, offset) ""
-#define PIPECC_BETA1(r, offset)                                                \
-  "vaddps " #offset "(%[c]), " PIPECC_ZMM(r) ", " PIPECC_ZMM(r) "\n\t"
-#define PIPECC_BETAX(r, offset)                                                \
-  "vfmadd231ps " #offset "(%[c]), %%zmm29, " PIPECC_ZMM(r) "\n\t"
-#define PIPECC_WHOLE_TILE(op)                                                  \
-  asm volatile(                                                                \
-      "vpxord %%zmm0, %%zmm0, %%zmm0\n\t"                                      \
-      "vmovaps %%zmm0, %%zmm1\n\tvmovaps %%zmm0, %%zmm2\n\t"                   \
-      "vmovaps %%zmm0, %%zmm3\n\tvmovaps %%zmm0, %%zmm4\n\t"                   \
-      "vmovaps %%zmm0, %%zmm5\n\tvmovaps %%zmm0, %%zmm6\n\t"                   \
-      "vmovaps %%zmm0, %%zmm7\n\tvmovaps %%zmm0, %%zmm8\n\t"                   \
-      "vmovaps %%zmm0, %%zmm9\n\tvmovaps %%zmm0, %%zmm10\n\t"                  \
-      "vmovaps %%zmm0, %%zmm11\n\tvmovaps %%zmm0, %%zmm12\n\t"                 \
-      "vmovaps %%zmm0, %%zmm13\n\tvmovaps %%zmm0, %%zmm14\n\t"                 \
-      "vmovaps %%zmm0, %%zmm15\n\tvmovaps %%zmm0, %%zmm16\n\t"                 \
-      "vmovaps %%zmm0, %%zmm17\n\tvmovaps %%zmm0, %%zmm18\n\t"                 \
-      "vmovaps %%zmm0, %%zmm19\n\tvmovaps %%zmm0, %%zmm20\n\t"                 \
-      "vmovaps %%zmm0, %%zmm21\n\tvmovaps %%zmm0, %%zmm22\n\t"                 \
-      "vmovaps %%zmm0, %%zmm23\n\t"                                            \
-      "test %[groups], %[groups]\n\t"                                          \
-      "jz 2f\n\t"                                                              \
-      "1:\n\t" PIPECC_STEP(0) PIPECC_STEP(1) PIPECC_STEP(2) PIPECC_STEP(3)     \
-      "add $128, %[a]\n\t"                                                     \
-      "add $768, %[b]\n\t"                                                     \
-      "dec %[groups]\n\t"                                                      \
-      "jnz 1b\n\t"                                                             \
-      "2:\n\t"                                                                 \
-      "test %[rest], %[rest]\n\t"                                              \
-      "jz 4f\n\t"                                                              \
-      "3:\n\t" PIPECC_STEP(0)                                                  \
-      "add $32, %[a]\n\t"                                                      \
-      "add $192, %[b]\n\t"                                                     \
-      "dec %[rest]\n\t"                                                        \
-      "jnz 3b\n\t"                                                             \
-      "4:\n\t"                                                                 \
-      "vbroadcastss %[alpha], %%zmm28\n\t"                                     \
-      "vbroadcastss %[beta], %%zmm29\n\t"                                      \
-      PIPECC_STORE_ROW(op, 0, 1, 2) PIPECC_STORE_ROW(op, 3, 4, 5)              \
-      PIPECC_STORE_ROW(op, 6, 7, 8) PIPECC_STORE_ROW(op, 9, 10, 11)            \
-      PIPECC_STORE_ROW(op, 12, 13, 14) PIPECC_STORE_ROW(op, 15, 16, 17)        \
-      PIPECC_STORE_ROW(op, 18, 19, 20) PIPECC_STORE_ROW(op, 21, 22, 23)        \
-      : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [groups] "+r"(groups),         \
-        [rest] "+r"(rest)                                                      \
-      : [ldc] "r"(ldcBytes), [alpha] "m"(alpha), [beta] "m"(beta)              \
-      : "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7",        \
-        "zmm8", "zmm9", "zmm10", "zmm11", "zmm12", "zmm13", "zmm14", "zmm15",  \
-        "zmm16", "zmm17", "zmm18", "zmm19", "zmm20", "zmm21", "zmm22",         \
-        "zmm23", "zmm24", "zmm25", "zmm26", "zmm27", "zmm28", "zmm29",         \
-        "memory", "cc")
+// One epilogue operation over the tile: op(register, C's address, the
+// register of the bias vector of its columns) for the 24 vectors (rows
+// 4 .. 7 of C from %[c4]).
+#define PIPECC_ROW_VECTORS(op, r0, r1, r2, row)                                \
+  op(r0, "0" row, 24) op(r1, "64" row, 25) op(r2, "128" row, 26)
+#define PIPECC_TILE(op)                                                        \
+  PIPECC_ROW_VECTORS(op, 0, 1, 2, "(%[c])")                                    \
+  PIPECC_ROW_VECTORS(op, 3, 4, 5, "(%[c],%[ldc],1)")                           \
+  PIPECC_ROW_VECTORS(op, 6, 7, 8, "(%[c],%[ldc],2)")                           \
+  PIPECC_ROW_VECTORS(op, 9, 10, 11, "(%[c],%[ldc3],1)")                        \
+  PIPECC_ROW_VECTORS(op, 12, 13, 14, "(%[c4])")                                \
+  PIPECC_ROW_VECTORS(op, 15, 16, 17, "(%[c4],%[ldc],1)")                       \
+  PIPECC_ROW_VECTORS(op, 18, 19, 20, "(%[c4],%[ldc],2)")                       \
+  PIPECC_ROW_VECTORS(op, 21, 22, 23, "(%[c4],%[ldc3],1)")
+#define PIPECC_SCALE(r, at, bv)                                                \
+  "vmulps %%zmm28, " PIPECC_ZMM(r) ", " PIPECC_ZMM(r) "\n\t"
+#define PIPECC_ADD_C(r, at, bv)                                                \
+  "vaddps " at ", " PIPECC_ZMM(r) ", " PIPECC_ZMM(r) "\n\t"
+#define PIPECC_ADD_BETA_C(r, at, bv)                                           \
+  "vfmadd231ps " at ", %%zmm29, " PIPECC_ZMM(r) "\n\t"
+#define PIPECC_ADD_BIAS(r, at, bv)                                             \
+  "vaddps " PIPECC_ZMM(bv) ", " PIPECC_ZMM(r) ", " PIPECC_ZMM(r) "\n\t"
+#define PIPECC_RELU(r, at, bv)                                                 \
+  "vcmpps $6, %%zmm27, " PIPECC_ZMM(r) ", %%k1\n\t"                            \
+  "vmovaps " PIPECC_ZMM(r) ", " PIPECC_ZMM(r) "%{%%k1%}%{z%}\n\t"
+#define PIPECC_STORE(r, at, bv) "vmovups " PIPECC_ZMM(r) ", " at "\n\t"
+
+/// wholeTile's epilogue, read by its assembly from memory (each a test per
+/// tile; in registers they would leave too few for the addresses).
+struct WholeTileEpilogue {
+  float alpha, beta;
+  int32_t scale;    // alpha != 1
+  int32_t betaMode; // 0: C not read, 1: + C, 2: + beta * C
+  int32_t relu;
+};
 
 static_assert(kMr == 8 && kNr == 48, "wholeTile's registers and offsets");
 __attribute__((noinline)) void wholeTile(int64_t kc, const float *a,
                                          const float *b, float *c,
-                                         int64_t ldc, float alpha,
-                                         float beta) {
+                                         int64_t ldc, float alpha, float beta,
+                                         const float *bias, bool relu) {
   int64_t groups = kc / 4, rest = kc % 4, ldcBytes = ldc * 4;
-  if (beta == 0.0f)
-    PIPECC_WHOLE_TILE(PIPECC_BETA0);
-  else if (beta == 1.0f)
-    PIPECC_WHOLE_TILE(PIPECC_BETA1);
-  else
-    PIPECC_WHOLE_TILE(PIPECC_BETAX);
+  int64_t ldc3 = 3 * ldcBytes;
+  float *c4 = c + 4 * ldc;
+  WholeTileEpilogue e{alpha, beta, alpha != 1.0f,
+                      beta == 0.0f ? 0 : beta == 1.0f ? 1 : 2, relu};
+  asm volatile(
+      "vpxord %%zmm0, %%zmm0, %%zmm0\n\t"
+      "vmovaps %%zmm0, %%zmm1\n\tvmovaps %%zmm0, %%zmm2\n\t"
+      "vmovaps %%zmm0, %%zmm3\n\tvmovaps %%zmm0, %%zmm4\n\t"
+      "vmovaps %%zmm0, %%zmm5\n\tvmovaps %%zmm0, %%zmm6\n\t"
+      "vmovaps %%zmm0, %%zmm7\n\tvmovaps %%zmm0, %%zmm8\n\t"
+      "vmovaps %%zmm0, %%zmm9\n\tvmovaps %%zmm0, %%zmm10\n\t"
+      "vmovaps %%zmm0, %%zmm11\n\tvmovaps %%zmm0, %%zmm12\n\t"
+      "vmovaps %%zmm0, %%zmm13\n\tvmovaps %%zmm0, %%zmm14\n\t"
+      "vmovaps %%zmm0, %%zmm15\n\tvmovaps %%zmm0, %%zmm16\n\t"
+      "vmovaps %%zmm0, %%zmm17\n\tvmovaps %%zmm0, %%zmm18\n\t"
+      "vmovaps %%zmm0, %%zmm19\n\tvmovaps %%zmm0, %%zmm20\n\t"
+      "vmovaps %%zmm0, %%zmm21\n\tvmovaps %%zmm0, %%zmm22\n\t"
+      "vmovaps %%zmm0, %%zmm23\n\t"
+      "test %[groups], %[groups]\n\t"
+      "jz 2f\n\t"
+      "1:\n\t" PIPECC_STEP(0) PIPECC_STEP(1) PIPECC_STEP(2) PIPECC_STEP(3)
+      "add $128, %[a]\n\t"
+      "add $768, %[b]\n\t"
+      "dec %[groups]\n\t"
+      "jnz 1b\n\t"
+      "2:\n\t"
+      "test %[rest], %[rest]\n\t"
+      "jz 3f\n\t"
+      "4:\n\t" PIPECC_STEP(0)
+      "add $32, %[a]\n\t"
+      "add $192, %[b]\n\t"
+      "dec %[rest]\n\t"
+      "jnz 4b\n\t"
+      "3:\n\t"
+      "cmpl $0, %[scale]\n\t"
+      "je 5f\n\t"
+      "vbroadcastss %[alpha], %%zmm28\n\t" PIPECC_TILE(PIPECC_SCALE)
+      "5:\n\t"
+      "cmpl $1, %[betaMode]\n\t"
+      "jb 7f\n\t"
+      "ja 6f\n\t" PIPECC_TILE(PIPECC_ADD_C)
+      "jmp 7f\n\t"
+      "6:\n\t"
+      "vbroadcastss %[beta], %%zmm29\n\t" PIPECC_TILE(PIPECC_ADD_BETA_C)
+      "7:\n\t"
+      "test %[bias], %[bias]\n\t"
+      "jz 8f\n\t"
+      "vmovups (%[bias]), %%zmm24\n\t"
+      "vmovups 64(%[bias]), %%zmm25\n\t"
+      "vmovups 128(%[bias]), %%zmm26\n\t" PIPECC_TILE(PIPECC_ADD_BIAS)
+      "8:\n\t"
+      "cmpl $0, %[relu]\n\t"
+      "je 9f\n\t"
+      "vpxord %%zmm27, %%zmm27, %%zmm27\n\t" PIPECC_TILE(PIPECC_RELU)
+      "9:\n\t" PIPECC_TILE(PIPECC_STORE)
+      : [a] "+&r"(a), [b] "+&r"(b), [groups] "+&r"(groups),
+        [rest] "+&r"(rest)
+      : [c] "r"(c), [c4] "r"(c4), [ldc] "r"(ldcBytes), [ldc3] "r"(ldc3),
+        [bias] "r"(bias), [alpha] "m"(e.alpha), [beta] "m"(e.beta),
+        [scale] "m"(e.scale), [betaMode] "m"(e.betaMode), [relu] "m"(e.relu)
+      : "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7", "zmm8",
+        "zmm9", "zmm10", "zmm11", "zmm12", "zmm13", "zmm14", "zmm15", "zmm16",
+        "zmm17", "zmm18", "zmm19", "zmm20", "zmm21", "zmm22", "zmm23", "zmm24",
+        "zmm25", "zmm26", "zmm27", "zmm28", "zmm29", "k1", "memory", "cc");
 }
-#undef PIPECC_WHOLE_TILE
-#undef PIPECC_BETAX
-#undef PIPECC_BETA1
-#undef PIPECC_BETA0
-#undef PIPECC_STORE_ROW
-#undef PIPECC_STORE_VECTOR
+#undef PIPECC_STORE
+#undef PIPECC_RELU
+#undef PIPECC_ADD_BIAS
+#undef PIPECC_ADD_BETA_C
+#undef PIPECC_ADD_C
+#undef PIPECC_SCALE
+#undef PIPECC_TILE
+#undef PIPECC_ROW_VECTORS
 #undef PIPECC_STEP
 #undef PIPECC_FMA_ROW
 #undef PIPECC_ZMM
@@ -296,18 +335,20 @@ inline void prefetchWholeTile(const float *c, int64_t ldc) {
 /// the rest of this file (it spilled far less once the direct tile ran in
 /// halves, below); the lean one does not depend on it (docs/design.md,
 /// "The micro-kernel's epilogue held registers the k loop needed"). A whole
-/// 48-column tile that prefetches no panel (every weight gradient's) runs
-/// wholeTile's assembly instead: the lean kernel still kept 3 accumulators
-/// on the stack (docs/design.md, "The whole tile in assembly").
+/// 48-column tile that prefetches no panel (every shallow weight
+/// gradient's, any epilogue) runs wholeTile's assembly instead: the lean
+/// kernel still kept 3 accumulators on the stack. With a panel to prefetch
+/// the C++ kernels stay: the same prefetches from the assembly's loop
+/// measured 1-4 % slower (docs/design.md, "The whole tile in assembly").
 template <int NV>
 void microKernelColumns(int64_t kc, const float *a, const float *b, float *c,
                         int64_t ldc, float alpha, float beta, int64_t rows,
                         int64_t cols, const char *prefetch,
                         int64_t prefetchLines, const float *bias, bool relu) {
   if constexpr (NV == 3)
-    if (rows == kMr && cols == kNr && !bias && !relu && prefetchLines == 0) {
+    if (rows == kMr && cols == kNr && prefetchLines == 0) {
       prefetchWholeTile(c, ldc);
-      return wholeTile(kc, a, b, c, ldc, alpha, beta);
+      return wholeTile(kc, a, b, c, ldc, alpha, beta, bias, relu);
     }
   if (rows == kMr && !bias && !relu)
     return microKernelTile<NV, true>(kc, a, b, c, ldc, alpha, beta, rows, cols,
