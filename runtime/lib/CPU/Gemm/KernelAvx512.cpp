@@ -108,6 +108,22 @@ storeTile(const __m512 (&acc)[MR][NV], float *c, int64_t ldc, int64_t rows,
   });
 }
 
+/// Fetches the lines of C's tile (`rows` rows of 16 * NV floats, `cols`
+/// valid) now: the tile is read (beta != 0) and written only after the kc
+/// steps, so the FMAs hide their miss. Always inlined: GCC 12 deletes calls
+/// to a function of prefetches alone.
+template <int NV>
+__attribute__((always_inline)) inline void
+prefetchTileOfC(const float *c, int64_t ldc, int64_t rows, int64_t cols) {
+  for (int64_t i = 0; i < rows; ++i) {
+    const char *row = reinterpret_cast<const char *>(c + i * ldc);
+    for (int v = 0; v < NV; ++v)
+      _mm_prefetch(row + 64 * v, _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char *>(c + i * ldc + cols - 1),
+                 _MM_HINT_T0);
+  }
+}
+
 // A whole 8 x 48 tile, in assembly: the accumulators are zmm0-23 (row i's
 // in 3i .. 3i + 2), B's row zmm24-26 and A's broadcast zmm27 in the k loop.
 // Written out because GCC 12 compiled the same kernel in C++ with some
@@ -263,15 +279,7 @@ microKernelTile(int64_t kc, const float *a, const float *b, float *c,
                 int64_t ldc, float alpha, float beta, int64_t rows,
                 int64_t cols, const char *prefetch, int64_t prefetchLines,
                 const float *bias, bool relu) {
-  // C's tile is read (beta != 0) and written only after the kc steps:
-  // fetching its lines now hides their miss behind the FMAs.
-  for (int64_t i = 0; i < rows; ++i) {
-    const char *row = reinterpret_cast<const char *>(c + i * ldc);
-    for (int v = 0; v < NV; ++v)
-      _mm_prefetch(row + 64 * v, _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char *>(c + i * ldc + cols - 1),
-                 _MM_HINT_T0);
-  }
+  prefetchTileOfC<NV>(c, ldc, rows, cols);
   __m512 acc[kMr][NV];
   unroll<kMr>([&](auto i) {
     unroll<NV>([&](auto v) { acc[i][v] = _mm512_setzero_ps(); });
@@ -313,18 +321,6 @@ microKernelTile(int64_t kc, const float *a, const float *b, float *c,
   storeTile<kMr, NV, Lean>(acc, c, ldc, rows, mask, alpha, beta, bias, relu);
 }
 
-/// Fetches a whole tile's C lines now, as microKernelTile does: its FMAs
-/// hide their miss.
-inline void prefetchWholeTile(const float *c, int64_t ldc) {
-  for (int64_t i = 0; i < kMr; ++i) {
-    const char *row = reinterpret_cast<const char *>(c + i * ldc);
-    _mm_prefetch(row, _MM_HINT_T0);
-    _mm_prefetch(row + 64, _MM_HINT_T0);
-    _mm_prefetch(row + 128, _MM_HINT_T0);
-    _mm_prefetch(row + 188, _MM_HINT_T0);
-  }
-}
-
 /// A tile with every row and no bias or relu (every weight gradient's,
 /// every k-block but a Linear's last) runs a micro-kernel compiled without
 /// them. With them in the function GCC 12 spilled more accumulators in the
@@ -347,7 +343,7 @@ void microKernelColumns(int64_t kc, const float *a, const float *b, float *c,
                         int64_t prefetchLines, const float *bias, bool relu) {
   if constexpr (NV == 3)
     if (rows == kMr && cols == kNr && prefetchLines == 0) {
-      prefetchWholeTile(c, ldc);
+      prefetchTileOfC<3>(c, ldc, kMr, kNr);
       return wholeTile(kc, a, b, c, ldc, alpha, beta, bias, relu);
     }
   if (rows == kMr && !bias && !relu)
