@@ -477,7 +477,7 @@ TEST(Blas, ChosenPathRunsThePlainProductThere) {
   // A weight gradient the rule gives the engine (deep) and one it gives
   // the BLAS where no rule applies (shallow for neither kernel).
   for (auto [m, n, k] : {std::tuple{int64_t(70), int64_t(50), int64_t(300)},
-                         std::tuple{int64_t(256), int64_t(1024), int64_t(64)}})
+                         std::tuple{int64_t(256), int64_t(2048), int64_t(64)}})
     for (int32_t on : {int32_t(PIPECC_RT_GEMM_ON_BLAS),
                        int32_t(PIPECC_RT_GEMM_ON_ENGINE)})
       for (float beta : {0.0f, 1.0f}) {

@@ -228,6 +228,29 @@ TEST_P(PackedGemmKernel, PerCallPackingEqualsPackedOnce) {
   }
 }
 
+// The loop order follows C's size: a C too large for L2 (a weight
+// gradient's accumulator, 256 x 1024) takes the shallow row walk with up to
+// twice the packed B of one that fits (64 x 1024 keeps the blocked loop at
+// the same K and N), and past that limit (N = 2048) neither does. The
+// product that moved is held to the naive loop, as a weight gradient (A
+// transposed, beta 1).
+TEST_P(PackedGemmKernel, ALargeCTakesTheRowWalkUpToTwiceThePackedB) {
+  const Kernel *kernel = GetParam();
+  EXPECT_TRUE(runsShallow(*kernel, 256, 1024, 64));
+  EXPECT_FALSE(runsShallow(*kernel, 64, 1024, 64));
+  EXPECT_FALSE(runsShallow(*kernel, 256, 2048, 64));
+  std::mt19937 random(23);
+  Case g{true, false, 256, 1024, 64, 1.0f, 1.0f, 3, 1, 2};
+  EXPECT_LT(pipecc::test::worstGemmError(
+                g, random,
+                [&](const float *a, int64_t lda, const float *b, int64_t ldb,
+                    float *c, int64_t ldc) {
+                  gemm(*kernel, g.transA, g.transB, g.m, g.n, g.k, g.alpha, a,
+                       lda, b, ldb, g.beta, c, ldc);
+                }),
+            1e-5);
+}
+
 // gemmPackingB packs op(B) panel by panel during the product (a weight's
 // first use in a step): C bit-identical to packB + gemmPackedB, and the
 // copy it leaves the same as packB's for later products, for every

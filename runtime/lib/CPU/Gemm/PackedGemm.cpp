@@ -576,7 +576,15 @@ void gemmPackingB(const Kernel &kernel, bool transA, int64_t m, float alpha,
 
 bool runsShallow(const Kernel &kernel, int64_t m, int64_t n, int64_t k) {
   int64_t paddedN = ceilDiv(n, kernel.nr) * kernel.nr;
-  return k > 0 && k <= kernel.kc && k * paddedN * 4 <= kShallowBBytes &&
+  // A C too large for L2 (prefetchesC: a weight gradient's accumulator)
+  // takes the row walk up to twice the packed B. The blocked loop would
+  // walk it down column strips, whose rows a row stride of a multiple of
+  // 4 KiB (1024 floats) puts in the same few L1 sets: 256 x 1024 x 64 with
+  // a cold C ran at 190-195 GFLOP/s blocked and 215-220 shallow (its
+  // neighbours N = 1008 and 1040 at 223-238 blocked; docs/design.md, "The
+  // K = 64 split").
+  int64_t limit = prefetchesC(m, n) ? 2 * kShallowBBytes : kShallowBBytes;
+  return k > 0 && k <= kernel.kc && k * paddedN * 4 <= limit &&
          m > kernel.mr;
 }
 
