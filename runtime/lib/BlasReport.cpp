@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 // Weak: defined by pipecc_runtime_cpu when the executable links it, null
@@ -120,11 +121,20 @@ std::string gemmProductLines(int rank) {
       static_cast<size_t>(pipecc_rt_blas_products(nullptr, 0)));
   products.resize(static_cast<size_t>(pipecc_rt_blas_products(
       products.data(), static_cast<int64_t>(products.size()))));
-  // Where the time went first.
-  std::stable_sort(products.begin(), products.end(),
-                   [](const auto &a, const auto &b) {
-                     return a.seconds > b.seconds;
-                   });
+  // Where the time went first; equal times keep the runtime's order (a
+  // total order through the position: std::stable_sort's buffer is
+  // std::get_temporary_buffer, which libstdc++ 12 marks deprecated and
+  // clang warns about in the fuzz build).
+  std::vector<std::pair<pipecc_rt_gemm_product, size_t>> ranked;
+  for (size_t i = 0; i < products.size(); ++i)
+    ranked.emplace_back(products[i], i);
+  std::sort(ranked.begin(), ranked.end(), [](const auto &a, const auto &b) {
+    if (a.first.seconds != b.first.seconds)
+      return a.first.seconds > b.first.seconds;
+    return a.second < b.second;
+  });
+  for (size_t i = 0; i < ranked.size(); ++i)
+    products[i] = ranked[i].first;
   double total = 0;
   for (const pipecc_rt_gemm_product &product : products)
     total += product.seconds;
