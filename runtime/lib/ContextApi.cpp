@@ -226,6 +226,66 @@ static_assert(static_cast<int>(TraceCategory::Forward) ==
               "trace kinds of the C API and the trace's categories agree");
 } // namespace
 
+// Helpers of the C entry points below: C++ linkage (a C-linkage function
+// may not return ByteSlice or std::pair).
+namespace {
+/// A data input's bytes for this step's `microbatch` in its host array:
+/// what pipecc_rt_load_microbatch copies to the device. `caller` names the
+/// entry point in the error for a slice that does not fill the buffer.
+ByteSlice inputSlice(pipecc_rt_context &c, int64_t buffer_id,
+                     const InputSource &source, int64_t microbatch,
+                     const char *caller) {
+  int64_t microbatches = c.program->microbatches;
+  int64_t batch = c.stepIndex % source.batches;
+  const NpyArray &array = *source.array;
+  int64_t bytes = c.buffer(buffer_id).desc->bytes;
+  // A scalar input (inference programs, one micro-batch) is read whole.
+  ByteSlice slice = c.program->buffers[buffer_id].num_dims == 0
+                        ? ByteSlice{array.data(), array.bytes()}
+                        : array.slice(source.batches * microbatches,
+                                      batch * microbatches + microbatch);
+  if (slice.bytes != bytes)
+    fail(caller, ": ", c.bufferLabel(buffer_id), ": slice of ", slice.bytes,
+         " bytes for a buffer of ", bytes);
+  return slice;
+}
+
+float readFloat(pipecc_rt_context &c, const float *value) {
+  if (!value)
+    fail("a NULL pointer given for a reported value");
+  float result;
+  c.device->copyToHost(&result, value, sizeof result);
+  return result;
+}
+
+/// The gradient accumulator `id` and its element count; `caller` names the
+/// entry point in the error when the buffer is not a gradient.
+std::pair<BufferStorage *, int64_t>
+gradientAccumulator(pipecc_rt_context &c, int64_t id, const char *caller) {
+  BufferStorage &storage = c.buffer(id);
+  if (storage.desc->role != PIPECC_RT_ROLE_GRADIENT)
+    fail(caller, ": ", c.bufferLabel(id), " is not a gradient");
+  return {&storage,
+          storage.desc->bytes / static_cast<int64_t>(sizeof(float))};
+}
+
+[[noreturn]] void failNonFiniteGradient(pipecc_rt_context &c,
+                                        const BufferStorage &storage,
+                                        int64_t index, float value) {
+  fail("step ", c.stepIndex + 1, ": the gradient of '",
+       c.program->buffers[storage.desc->parameter_id].name,
+       "' summed over the micro-batches is ", nonFiniteName(value),
+       " at element ", index, "; training stopped, nothing saved");
+}
+
+/// Whether the runtime applies the optimizer after this program's steps
+/// (pipecc_rt_optimizer_step from the driver).
+bool runtimeRunsOptimizer(const pipecc_rt_context &c) {
+  return !(c.program->flags & (PIPECC_RT_PROGRAM_OWNS_OPTIMIZER |
+                               PIPECC_RT_PROGRAM_INFERENCE));
+}
+} // namespace
+
 extern "C" {
 
 void *pipecc_rt_buffer(pipecc_rt_context *ctx, int64_t buffer_id) {
@@ -260,29 +320,6 @@ int64_t pipecc_rt_step_index(pipecc_rt_context *ctx) {
 float pipecc_rt_learning_rate(pipecc_rt_context *ctx) {
   return guardCall([&] { return checked(ctx).learningRate; });
 }
-
-namespace {
-/// A data input's bytes for this step's `microbatch` in its host array:
-/// what pipecc_rt_load_microbatch copies to the device. `caller` names the
-/// entry point in the error for a slice that does not fill the buffer.
-ByteSlice inputSlice(pipecc_rt_context &c, int64_t buffer_id,
-                     const InputSource &source, int64_t microbatch,
-                     const char *caller) {
-  int64_t microbatches = c.program->microbatches;
-  int64_t batch = c.stepIndex % source.batches;
-  const NpyArray &array = *source.array;
-  int64_t bytes = c.buffer(buffer_id).desc->bytes;
-  // A scalar input (inference programs, one micro-batch) is read whole.
-  ByteSlice slice = c.program->buffers[buffer_id].num_dims == 0
-                        ? ByteSlice{array.data(), array.bytes()}
-                        : array.slice(source.batches * microbatches,
-                                      batch * microbatches + microbatch);
-  if (slice.bytes != bytes)
-    fail(caller, ": ", c.bufferLabel(buffer_id), ": slice of ", slice.bytes,
-         " bytes for a buffer of ", bytes);
-  return slice;
-}
-} // namespace
 
 void pipecc_rt_load_microbatch(pipecc_rt_context *ctx, int64_t buffer_id,
                                int64_t microbatch) {
@@ -576,27 +613,6 @@ void pipecc_rt_report_loss_count(pipecc_rt_context *ctx, int64_t microbatch,
   });
 }
 
-namespace {
-float readFloat(pipecc_rt_context &c, const float *value) {
-  if (!value)
-    fail("a NULL pointer given for a reported value");
-  float result;
-  c.device->copyToHost(&result, value, sizeof result);
-  return result;
-}
-
-/// The gradient accumulator `id` and its element count; `caller` names the
-/// entry point in the error when the buffer is not a gradient.
-std::pair<BufferStorage *, int64_t>
-gradientAccumulator(pipecc_rt_context &c, int64_t id, const char *caller) {
-  BufferStorage &storage = c.buffer(id);
-  if (storage.desc->role != PIPECC_RT_ROLE_GRADIENT)
-    fail(caller, ": ", c.bufferLabel(id), " is not a gradient");
-  return {&storage,
-          storage.desc->bytes / static_cast<int64_t>(sizeof(float))};
-}
-} // namespace
-
 void pipecc_rt_report_loss_at(pipecc_rt_context *ctx, int64_t microbatch,
                               const float *loss) {
   float value = guardCall([&] { return readFloat(checked(ctx), loss); });
@@ -634,24 +650,6 @@ void pipecc_rt_accumulate_gradient(pipecc_rt_context *ctx,
     }
   });
 }
-
-namespace {
-[[noreturn]] void failNonFiniteGradient(pipecc_rt_context &c,
-                                        const BufferStorage &storage,
-                                        int64_t index, float value) {
-  fail("step ", c.stepIndex + 1, ": the gradient of '",
-       c.program->buffers[storage.desc->parameter_id].name,
-       "' summed over the micro-batches is ", nonFiniteName(value),
-       " at element ", index, "; training stopped, nothing saved");
-}
-
-/// Whether the runtime applies the optimizer after this program's steps
-/// (pipecc_rt_optimizer_step from the driver).
-bool runtimeRunsOptimizer(const pipecc_rt_context &c) {
-  return !(c.program->flags & (PIPECC_RT_PROGRAM_OWNS_OPTIMIZER |
-                               PIPECC_RT_PROGRAM_INFERENCE));
-}
-} // namespace
 
 void pipecc_rt_check_gradient(pipecc_rt_context *ctx,
                               int64_t gradient_buffer_id) {

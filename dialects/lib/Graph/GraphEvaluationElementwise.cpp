@@ -106,7 +106,7 @@ static FailureOr<Literal> evaluateArith(Operation *op,
     }
     // Two's-complement wrap-around, as the lowered code computes.
     uint64_t x = a.getInt(p[0]), y = b.getInt(p[1]);
-    int64_t v;
+    int64_t v = 0;
     switch (kind) {
     case Arith::Add:
       v = static_cast<int64_t>(x + y);

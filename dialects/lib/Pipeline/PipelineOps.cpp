@@ -245,9 +245,14 @@ LogicalResult BackwardWeightOp::verify() {
   int64_t microbatches = (*this)->getParentOfType<ProgramOp>()
                              .getPipeline()
                              .getMicrobatches();
-  if (getCount() < 1 || getMicrobatch() + getCount() > microbatches)
+  // The I64Attr's getter is unsigned: a negative count reads as a huge
+  // one, so compare as signed, without forming microbatch + count.
+  int64_t count = static_cast<int64_t>(getCount());
+  if (count < 1 ||
+      count > microbatches - static_cast<int64_t>(getMicrobatch()))
     return emitOpError("covers micro-batches ")
-           << getMicrobatch() << " to " << getMicrobatch() + getCount() - 1
+           << getMicrobatch() << " to "
+           << static_cast<int64_t>(getMicrobatch() + getCount() - 1)
            << ", out of range [0, " << microbatches << ")";
   return success();
 }
@@ -276,7 +281,7 @@ BackwardWeightOp::verifySymbolUses(SymbolTableCollection &table) {
     return success();
   auto perCall = func->getAttrOfType<IntegerAttr>(kMicrobatchesPerCall);
   int64_t expected = perCall ? perCall.getInt() : 1;
-  if (expected != getCount())
+  if (expected != static_cast<int64_t>(getCount()))
     return emitOpError("runs ")
                .append(getCount(), " micro-batches in one call of @",
                        getCallee(), ", which takes ", expected)

@@ -279,6 +279,20 @@ pipeline.pipeline @p ranks = 2 chunks = 1 microbatches = 4 schedule = "zb-h1" pl
 
 // -----
 
+// A negative count (the attribute's getter is unsigned) is out of range,
+// not wrapped round to a range that fits.
+func.func private @stage0_backward_weight_x2() attributes {pipeline.kind = "backward_weight", pipeline.stage = 0 : i64, pipeline.microbatches_per_call = 2 : i64}
+pipeline.pipeline @p ranks = 2 chunks = 1 microbatches = 4 schedule = "zb-h1" placement = [0, 1] {
+  pipeline.program rank 0 {
+    // expected-error @+1 {{covers micro-batches 3 to 1, out of range [0, 4)}}
+    pipeline.backward_weight @stage0_backward_weight_x2 stage 0 mb 3 count -1
+  }
+  pipeline.program rank 1 {
+  }
+}
+
+// -----
+
 // expected-note @+1 {{function defined here}}
 func.func private @stage0_backward_weight_x2() attributes {pipeline.kind = "backward_weight", pipeline.stage = 0 : i64, pipeline.microbatches_per_call = 2 : i64}
 pipeline.pipeline @p ranks = 2 chunks = 1 microbatches = 4 schedule = "zb-h1" placement = [0, 1] {

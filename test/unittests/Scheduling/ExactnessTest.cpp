@@ -123,8 +123,9 @@ TEST(Exactness, ZeroBubbleH1KeepsOneFOneBPeakActivations) {
       EXPECT_EQ(peakOf(base), std::min(M, P));
       EXPECT_EQ(peakOf(h1), peakOf(base));
       // Bubble (P - 1)(F + B - W) = P - 1 over 3M of work.
-      if (M >= P)
+      if (M >= P) {
         EXPECT_DOUBLE_EQ(h1.makespan, 3.0 * M + P - 1);
+      }
     }
   }
 }
@@ -140,8 +141,9 @@ TEST(Exactness, ZeroBubbleH2HasNoIdleInsideAnyRankOnceMIsLargeEnough) {
       EXPECT_LE(peakOf(pricing), 2 * P - 1);
       // The least makespan of any order once M >= P: rank P - 1 waits
       // P - 1 for its first input, then has 3M of work.
-      if (M >= P)
+      if (M >= P) {
         EXPECT_DOUBLE_EQ(pricing.makespan, 3.0 * M + P - 1);
+      }
       if (M >= 2 * P - 1) {
         EXPECT_EQ(pricing.spanBubble(), 0);
         EXPECT_NEAR(pricing.bubble, (P - 1.0) / (3.0 * M + P - 1), 1e-12);

@@ -232,8 +232,9 @@ TEST(SimulatorModel, ScheduleSimulationChargesOnlyCrossRankBoundaries) {
                    computeChain + messages);
   for (const Program &program : programs)
     for (const ProgramAction &action : program)
-      if (action.kind == ProgramActionKind::Send)
+      if (action.kind == ProgramActionKind::Send) {
         EXPECT_NE(boundaryOf(action.tensor), 1) << describe(action);
+      }
 }
 
 // With free messages the compute-only simulation equals the programs'.

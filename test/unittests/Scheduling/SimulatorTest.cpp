@@ -58,8 +58,9 @@ SimulationFailure failureOf(const ScheduleProblem &problem,
   Result<SimulationResult> result =
       simulate(problem, programs, timing, &failure);
   EXPECT_FALSE(result.ok());
-  if (!result.ok())
+  if (!result.ok()) {
     EXPECT_EQ(failure.message, result.message());
+  }
   return failure;
 }
 

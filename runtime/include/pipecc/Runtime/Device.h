@@ -44,8 +44,8 @@ public:
   /// Host memory that stays alive and unchanged until unpinForCopies (a
   /// data input's array): the source of copyImmutableToDevice. Advice
   /// only (CUDA: page-locked, so that those copies need not wait).
-  virtual void pinForCopies(const void *host, int64_t bytes) {}
-  virtual void unpinForCopies(const void *host) {}
+  virtual void pinForCopies(const void * /*host*/, int64_t /*bytes*/) {}
+  virtual void unpinForCopies(const void * /*host*/) {}
   /// Copies host bytes that stay unchanged while the copy may run: unlike
   /// copyToDevice it may return before the copy is done, ordered before
   /// the work queued after it (CUDA: on the compute stream, from pinned
