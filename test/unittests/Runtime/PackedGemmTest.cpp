@@ -20,6 +20,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cctype>
 #include <cmath>
 #include <cstring>
@@ -229,16 +231,34 @@ TEST_P(PackedGemmKernel, PerCallPackingEqualsPackedOnce) {
 }
 
 // The loop order follows C's size: a C too large for L2 (a weight
-// gradient's accumulator, 256 x 1024) takes the shallow row walk with up to
-// twice the packed B of one that fits (64 x 1024 keeps the blocked loop at
-// the same K and N), and past that limit (N = 2048) neither does. The
-// product that moved is held to the naive loop, as a weight gradient (A
-// transposed, beta 1).
-TEST_P(PackedGemmKernel, ALargeCTakesTheRowWalkUpToTwiceThePackedB) {
+// gradient's accumulator) takes the shallow row walk with a packed B of up
+// to half of L2 where that is more than the 256 KiB that bounds a C that
+// fits (shallowPackedBBytes, L2 read as the runtime does). Each limit is
+// exact: N one panel wider crosses it. On an L2 of 1 MiB or more 256 x 1024
+// x 64 takes the row walk and 64 x 1024 x 64 (C within L2) does not. The
+// product is held to the naive loop, as a weight gradient (A transposed,
+// beta 1).
+TEST_P(PackedGemmKernel, ALargeCTakesTheRowWalkWithUpToHalfOfL2) {
   const Kernel *kernel = GetParam();
-  EXPECT_TRUE(runsShallow(*kernel, 256, 1024, 64));
-  EXPECT_FALSE(runsShallow(*kernel, 64, 1024, 64));
-  EXPECT_FALSE(runsShallow(*kernel, 256, 2048, 64));
+  const int64_t small = 256 * 1024;
+  long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  int64_t large = std::max<int64_t>(small, l2 > 0 ? l2 / 2 : 0);
+  EXPECT_EQ(shallowPackedBBytes(64, 1024), small);   // C of 256 KiB
+  EXPECT_EQ(shallowPackedBBytes(256, 1024), large);  // C of 1 MiB
+  // The widest N (whole panels) within each limit at K = 64, and one
+  // panel more.
+  const int64_t k = 64, nr = kernel->nr;
+  for (auto [m, limit] : {std::pair{int64_t(64), small},
+                          std::pair{int64_t(4096), large}}) {
+    int64_t n = limit / (4 * k) / nr * nr;
+    EXPECT_TRUE(runsShallow(*kernel, m, n, k)) << "M=" << m << " N=" << n;
+    EXPECT_FALSE(runsShallow(*kernel, m, n + nr, k))
+        << "M=" << m << " N=" << n + nr;
+  }
+  if (l2 >= 1024 * 1024) {
+    EXPECT_TRUE(runsShallow(*kernel, 256, 1024, 64));
+    EXPECT_FALSE(runsShallow(*kernel, 64, 1024, 64));
+  }
   std::mt19937 random(23);
   Case g{true, false, 256, 1024, 64, 1.0f, 1.0f, 3, 1, 2};
   EXPECT_LT(pipecc::test::worstGemmError(

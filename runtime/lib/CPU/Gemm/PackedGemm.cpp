@@ -30,6 +30,8 @@
 #include <new>
 #include <utility>
 
+#include <unistd.h>
+
 #if defined(__x86_64__)
 #include <xmmintrin.h>
 #endif
@@ -574,18 +576,27 @@ void gemmPackingB(const Kernel &kernel, bool transA, int64_t m, float alpha,
   out.markPacked(kernel, k, n);
 }
 
+int64_t shallowPackedBBytes(int64_t m, int64_t n) {
+  // A C too large for L2 (prefetchesC: a weight gradient's accumulator)
+  // takes the row walk with a packed B of up to half of L2. The blocked
+  // loop would walk it down column strips, whose rows a row stride of a
+  // multiple of 4 KiB (1024 floats) puts in the same few L1 sets: on Zen 5
+  // (1 MiB L2) 256 x 1024 x 64 with a cold C ran at 190-195 GFLOP/s
+  // blocked and 215-220 shallow (its neighbours N = 1008 and 1040 at
+  // 223-238 blocked; docs/design.md, "The K = 64 split"). Where the L2 is
+  // not known, or no larger than 512 KiB, the limit stays.
+  static const int64_t halfOfL2 = [] {
+    long bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return bytes > 0 ? int64_t(bytes) / 2 : int64_t(0);
+  }();
+  return prefetchesC(m, n) ? std::max(kShallowBBytes, halfOfL2)
+                           : kShallowBBytes;
+}
+
 bool runsShallow(const Kernel &kernel, int64_t m, int64_t n, int64_t k) {
   int64_t paddedN = ceilDiv(n, kernel.nr) * kernel.nr;
-  // A C too large for L2 (prefetchesC: a weight gradient's accumulator)
-  // takes the row walk up to twice the packed B. The blocked loop would
-  // walk it down column strips, whose rows a row stride of a multiple of
-  // 4 KiB (1024 floats) puts in the same few L1 sets: 256 x 1024 x 64 with
-  // a cold C ran at 190-195 GFLOP/s blocked and 215-220 shallow (its
-  // neighbours N = 1008 and 1040 at 223-238 blocked; docs/design.md, "The
-  // K = 64 split").
-  int64_t limit = prefetchesC(m, n) ? 2 * kShallowBBytes : kShallowBBytes;
-  return k > 0 && k <= kernel.kc && k * paddedN * 4 <= limit &&
-         m > kernel.mr;
+  return k > 0 && k <= kernel.kc &&
+         k * paddedN * 4 <= shallowPackedBBytes(m, n) && m > kernel.mr;
 }
 
 namespace {

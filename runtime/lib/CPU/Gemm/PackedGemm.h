@@ -141,6 +141,11 @@ void repackBRows(const Kernel &kernel, bool transB, const float *b,
 /// runtime's plain sgemm uses it.
 bool runsShallow(const Kernel &kernel, int64_t m, int64_t n, int64_t k);
 
+/// The most bytes of packed B with which an M x N x K product (one k-block)
+/// runs the shallow loop order: 256 KiB, or for a C too large for L2 half
+/// of this CPU's L2 where that is more (runsShallow).
+int64_t shallowPackedBBytes(int64_t m, int64_t n);
+
 /// C = alpha * op(A) * op(B) + beta * C with both operands packed in this
 /// call (B into a per-thread scratch copy): the plain sgemm of the engine,
 /// for products whose B is not reused (a weight gradient dY^T * X).
