@@ -647,11 +647,13 @@ double cost::transferSeconds(int64_t bytes, const DeviceProfile &device) {
 
 double cost::optimizerSeconds(int64_t parameterBytes, int64_t tensors,
                               const DeviceProfile &device) {
-  // Parameter and gradient read, parameter written, once per step: the
-  // sweep leaves the caches.
+  // Parameter and gradient read, parameter written and the gradient
+  // cleared for the next step (Device::sgdStepAndClearF32), once per step:
+  // the sweep leaves the caches. The packed weights it repacks are priced
+  // in their products (estimateSeconds' packSeconds / microbatches).
   double bandwidth = device.streamBytesPerSecond > 0
                          ? device.streamBytesPerSecond
                          : device.memoryBytesPerSecond;
-  return 3.0 * double(parameterBytes) / bandwidth +
+  return 4.0 * double(parameterBytes) / bandwidth +
          double(tensors) * device.runtimeCallSeconds;
 }

@@ -434,6 +434,19 @@ TEST_F(EstimateSecondsTest, ProductsByAParameterTakeThePackedRates) {
               plain.gemm.seconds(64, 64, 256, false, true), 1e-15);
 }
 
+// The optimizer's sweep moves four times the parameter bytes at the
+// stream rate (parameter and gradient read, parameter written, gradient
+// cleared for the next step: Device::sgdStepAndClearF32), plus a runtime
+// call per tensor; without a stream rate, at the memory rate.
+TEST(DeviceProfileTest, OptimizerSweepsFourStreamsOfTheParameters) {
+  DeviceProfile profile = measuredProfile();
+  EXPECT_DOUBLE_EQ(optimizerSeconds(3000000, 5, profile),
+                   4.0 * 3e6 / 1.5e10 + 5 * 2e-8);
+  profile.streamBytesPerSecond = 0;
+  EXPECT_DOUBLE_EQ(optimizerSeconds(3000000, 5, profile),
+                   4.0 * 3e6 / 3e10 + 5 * 2e-8);
+}
+
 TEST(DeviceProfileTest, BuiltinProfilesKeepTheRoofline) {
   const DeviceProfile *host = lookupDeviceProfile("host-cpu");
   ASSERT_NE(host, nullptr);

@@ -196,8 +196,8 @@ double estimateSeconds(mlir::Operation *op, const DeviceProfile &device,
 double transferSeconds(int64_t bytes, const DeviceProfile &device);
 
 /// Seconds of an SGD update of `parameterBytes` of float32 parameters
-/// (read parameter and gradient, write the parameter) in `tensors` runtime
-/// calls.
+/// (read parameter and gradient, write the parameter, clear the gradient)
+/// in `tensors` runtime calls.
 double optimizerSeconds(int64_t parameterBytes, int64_t tensors,
                         const DeviceProfile &device);
 
