@@ -80,7 +80,9 @@ thread_local AlignedBuffer packedA;
 /// of B in L2 and walks C row by row (gemmShallow): half of a 512 KiB L2
 /// (Zen 3's, where this was set; 32 x 1024 is 129 KiB), leaving room for A
 /// and C's lines. On 1 MiB L2s (Zen 4 and 5) 512 KiB sped one weight
-/// gradient up and slowed another (docs/design.md, "The K = 64 split").
+/// gradient up and slowed another (docs/design.md, "The K = 64 split"), so
+/// it stays the limit where C fits in L2; a larger C may take half of L2
+/// (shallowPackedBBytes).
 constexpr int64_t kShallowBBytes = 256 * 1024;
 
 /// Micro-kernel calls ahead at which a loop prefetches C's tile. A tile's
