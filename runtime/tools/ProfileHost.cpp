@@ -487,9 +487,72 @@ double measureAccumulate(const Settings &settings) {
   return 3.0 * 4.0 * double(n) / seconds;
 }
 
+/// The message sizes posting is timed at (links[].post).
+const int64_t kPostBytes[] = {8, 4 << 10, 64 << 10, 128 << 10, 256 << 10,
+                              1 << 20};
+constexpr int kPostSizes = sizeof kPostBytes / sizeof kPostBytes[0];
+
 struct LinkResult {
   double latencySeconds = 0, bytesPerSecond = 0;
+  /// Core seconds of posting a message of kPostBytes[i]: a send
+  /// (startSend), and a receive whose message already came (startRecv).
+  double sendPostSeconds[kPostSizes] = {};
+  double lateReceivePostSeconds[kPostSizes] = {};
 };
+
+/// Times posting (not completing) messages between `leader` and its peer,
+/// as a pipeline's ranks post them: the leader's startSend of data it just
+/// wrote while the peer computes (its transport's thread must take the core
+/// to read), and the
+/// peer's startRecv of a message its transport already holds (a marker
+/// sent after it on the same stream came first); the medians, the peer's
+/// sent to the leader.
+void timePosts(Transport &transport, int peer, bool leader, char *buffer,
+               const Settings &settings, LinkResult &result) {
+  int rounds = settings.quick ? 5 : 40;
+  char marker = 0;
+  for (int size = 0; size < kPostSizes; ++size) {
+    int64_t bytes = kPostBytes[size];
+    std::vector<double> sends, receives;
+    for (int i = 0; i < rounds; ++i) {
+      if (leader) {
+        transport.recv(&marker, 1, peer, 6);
+        std::memset(buffer, i, static_cast<size_t>(bytes));
+        double start = now();
+        int64_t handle = transport.startSend(buffer, bytes, peer, 3);
+        sends.push_back(now() - start);
+        transport.wait(handle);
+        transport.send(buffer, bytes, peer, 4);
+        transport.send(&marker, 1, peer, 5);
+      } else {
+        transport.send(&marker, 1, peer, 6);
+        int64_t handle = transport.startRecv(buffer, bytes, peer, 3);
+        // Computes meanwhile, for longer than the message takes.
+        double until = now() + 2e-4 + 2.0 * double(bytes) / 1e9;
+        volatile double sink = 1;
+        while (now() < until)
+          for (int j = 0; j < 64; ++j)
+            sink = sink * 0.999 + 1e-3;
+        transport.wait(handle);
+        transport.recv(&marker, 1, peer, 5);
+        double start = now();
+        handle = transport.startRecv(buffer, bytes, peer, 4);
+        receives.push_back(now() - start);
+        transport.wait(handle);
+      }
+    }
+    if (leader)
+      result.sendPostSeconds[size] = median(sends);
+    else
+      result.lateReceivePostSeconds[size] = median(receives);
+  }
+  if (leader)
+    transport.recv(result.lateReceivePostSeconds,
+                   sizeof result.lateReceivePostSeconds, peer, 7);
+  else
+    transport.send(result.lateReceivePostSeconds,
+                   sizeof result.lateReceivePostSeconds, peer, 7);
+}
 
 /// One pair's ping-pong over `transport`; rank `self` with `peer`.
 LinkResult pingPong(Transport &transport, int peer, bool leader,
@@ -538,6 +601,7 @@ LinkResult pingPong(Transport &transport, int peer, bool leader,
   }
   result.latencySeconds = small;
   result.bytesPerSecond = double(large) / std::max(big - small, 1e-9);
+  timePosts(transport, peer, leader, buffer.data(), settings, result);
   return result;
 }
 
@@ -586,7 +650,9 @@ LinkResult measureSocket(const Settings &settings) {
         transport->send(mine, sizeof mine, 0, 2, Channel::Control);
       }
     }
-    link = {mine[0], 1.0 / mine[1]};
+    // Posting: the first pair's (rank 0 leads it).
+    link.latencySeconds = mine[0];
+    link.bytesPerSecond = 1.0 / mine[1];
     transport->finalize();
   } catch (const std::exception &error) {
     std::fprintf(stderr, "pipecc-profile-host: rank %d: %s\n", rank,
@@ -852,6 +918,22 @@ int main(int argc, char **argv) {
   long long memory = pages > 0 && pageSize > 0
                          ? static_cast<long long>(pages) * pageSize
                          : 1LL << 30;
+  std::string post = "{\"bytes\": [", send = "], \"send_s\": [",
+              receive = "], \"late_receive_s\": [";
+  for (int size = 0; size < kPostSizes; ++size) {
+    const char *comma = size ? ", " : "";
+    char number[64];
+    std::snprintf(number, sizeof number, "%s%lld", comma,
+                  static_cast<long long>(kPostBytes[size]));
+    post += number;
+    std::snprintf(number, sizeof number, "%s%.6g", comma,
+                  socket.sendPostSeconds[size]);
+    send += number;
+    std::snprintf(number, sizeof number, "%s%.6g", comma,
+                  socket.lateReceivePostSeconds[size]);
+    receive += number;
+  }
+  post += send + receive + "]}";
   std::printf(
       "{\"format\": \"pipecc-device-profile\", \"version\": 1,\n"
       " \"description\": \"measured by pipecc profile%s\",\n"
@@ -863,13 +945,14 @@ int main(int argc, char **argv) {
       "%.6g},\n"
       " \"calls\": {\"stage_call_s\": %.6g, \"runtime_call_s\": %.6g},\n"
       " \"links\": [{\"transport\": \"socket\", \"latency_s\": %.6g, "
-      "\"bytes_per_s\": %.6g, \"busy_latency_s\": %.6g}],\n"
+      "\"bytes_per_s\": %.6g, \"busy_latency_s\": %.6g,\n   \"post\": %s}],\n"
       " \"gemm\": %s%s%s}\n",
       settings.quick ? " --quick" : "", machineName().c_str(), cores, memory,
       bestRate, elementwise.transcendentalsPerSecond,
       elementwise.bytesPerSecond, elementwise.reductionBytesPerSecond, stream,
       accumulate, elementwise.stageCallSeconds, elementwise.runtimeCallSeconds,
-      socket.latencySeconds, socket.bytesPerSecond, busyLatency, gemm.c_str(),
+      socket.latencySeconds, socket.bytesPerSecond, busyLatency, post.c_str(),
+      gemm.c_str(),
       shared.empty() ? "" : ",\n \"gemm_shared\": ", shared.c_str());
   return 0;
 }

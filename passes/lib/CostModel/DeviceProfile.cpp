@@ -329,6 +329,47 @@ llvm::Error readTables(ProfileReader &reader, const llvm::json::Object &gemm,
 }
 } // namespace
 
+namespace {
+/// A link's optional "post": {"bytes": [...], "send_s": [...],
+/// "late_receive_s": [...]}, sizes increasing, one time per size.
+llvm::Error readPost(ProfileReader &reader, const llvm::json::Object &link,
+                     const std::string &path, LinkMeasurement &out) {
+  const llvm::json::Object *post = link.getObject("post");
+  if (!post)
+    return reader.fail(path, "expected an object");
+  const llvm::json::Array *bytes = post->getArray("bytes");
+  if (!bytes || bytes->empty())
+    return reader.fail(path + ".bytes",
+                       "expected a non-empty array of message sizes");
+  for (auto [i, value] : llvm::enumerate(*bytes)) {
+    std::optional<int64_t> size = value.getAsInteger();
+    if (!size || *size <= 0 ||
+        (!out.postBytes.empty() && *size <= out.postBytes.back()))
+      return reader.fail(path + ".bytes[" + std::to_string(i) + "]",
+                         "expected increasing positive sizes");
+    out.postBytes.push_back(*size);
+  }
+  for (auto [key, seconds] :
+       {std::pair{"send_s", &out.sendPostSeconds},
+        std::pair{"late_receive_s", &out.lateReceivePostSeconds}}) {
+    const llvm::json::Array *times = post->getArray(key);
+    std::string member = path + "." + key;
+    if (!times || times->size() != bytes->size())
+      return reader.fail(member, "expected an array of " +
+                                     std::to_string(bytes->size()) +
+                                     " times, one per size");
+    for (auto [i, value] : llvm::enumerate(*times)) {
+      std::optional<double> number = value.getAsNumber();
+      if (!number || !std::isfinite(*number) || *number < 0)
+        return reader.fail(member + "[" + std::to_string(i) + "]",
+                           "expected a non-negative number");
+      seconds->push_back(*number);
+    }
+  }
+  return llvm::Error::success();
+}
+} // namespace
+
 llvm::Expected<DeviceProfile>
 cost::parseDeviceProfile(const llvm::json::Value &json, llvm::StringRef name) {
   const llvm::json::Object *root = json.getAsObject();
@@ -428,6 +469,9 @@ cost::parseDeviceProfile(const llvm::json::Value &json, llvm::StringRef name) {
               *object, "busy_latency_s", path + ".busy_latency_s",
               link.busyLatencySeconds))
         return std::move(error);
+    if (object->get("post"))
+      if (llvm::Error error = readPost(reader, *object, path + ".post", link))
+        return std::move(error);
     profile.links.push_back(std::move(link));
   }
   profile.linkLatencySeconds = profile.links.front().latencySeconds;
@@ -488,6 +532,11 @@ llvm::json::Value cost::toJSON(const DeviceProfile &profile) {
                              {"bytes_per_s", link.bytesPerSecond}};
     if (link.busyLatencySeconds > 0)
       entry["busy_latency_s"] = link.busyLatencySeconds;
+    if (!link.postBytes.empty())
+      entry["post"] = llvm::json::Object{
+          {"bytes", llvm::json::Array(link.postBytes)},
+          {"send_s", llvm::json::Array(link.sendPostSeconds)},
+          {"late_receive_s", llvm::json::Array(link.lateReceivePostSeconds)}};
     links.push_back(std::move(entry));
   }
   llvm::json::Object root{

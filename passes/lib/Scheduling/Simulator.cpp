@@ -476,8 +476,7 @@ private:
       if (action.kind == ProgramActionKind::Send) {
         posted[rank][peer].push_back(
             {at, clock[rank] + messageSeconds(action)});
-        result.timelines[rank][at] = {clock[rank], clock[rank]};
-        ++next[rank];
+        post(rank, at, timing.sendPostSeconds.at(action.bytes));
         return true;
       }
       std::deque<Posted> &link = posted[peer][rank];
@@ -494,8 +493,10 @@ private:
       // starts no earlier than the message arrives.
       received[rank].insert({action.tensor, action.microbatch});
       arrival[rank][{action.tensor, action.microbatch}] = send.arrival;
-      result.timelines[rank][at] = {clock[rank], clock[rank]};
-      ++next[rank];
+      post(rank, at,
+           send.arrival <= clock[rank]
+               ? timing.lateReceiveSeconds.at(action.bytes)
+               : 0.0);
       return true;
     }
     if (done(peer))
@@ -518,6 +519,20 @@ private:
     ++next[rank];
     ++next[peer];
     return true;
+  }
+
+  /// Posts `rank`'s message action `at` (overlap mode), which takes
+  /// `seconds` of its core: shared as compute is where ranks share cores.
+  void post(int rank, size_t at, double seconds) {
+    if (seconds > 0 && timing.sharesCores(problem.stages)) {
+      double ready = std::max(clock[rank], now);
+      running[rank] = {true, at, ready, seconds, ready};
+      return;
+    }
+    result.timelines[rank][at] = {clock[rank], clock[rank] + seconds};
+    result.busySeconds[rank] += seconds;
+    clock[rank] += seconds;
+    ++next[rank];
   }
 
   /// Runs `rank` until it blocks or ends; whether anything ran.

@@ -127,8 +127,12 @@ void pipecc::setStageTableCosts(const StageTable &table,
     for (int rank = 0; rank < int(table.ranks); ++rank)
       timing.coreOfRank.push_back(
           rt::cpuSlotOfRank(rank, int(table.ranks), profile->cores));
-  if (!profile->links.empty())
-    timing.busyLatencySeconds = profile->links.front().busyLatencySeconds;
+  if (!profile->links.empty()) {
+    const cost::LinkMeasurement &link = profile->links.front();
+    timing.busyLatencySeconds = link.busyLatencySeconds;
+    timing.sendPostSeconds = {link.postBytes, link.sendPostSeconds};
+    timing.lateReceiveSeconds = {link.postBytes, link.lateReceivePostSeconds};
+  }
   std::vector<int64_t> parameterBytes(table.ranks, 0);
   for (const VirtualStage &stage : table.stages)
     parameterBytes[stage.rank] += stage.cost.parameterBytes;

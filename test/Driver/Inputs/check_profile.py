@@ -43,6 +43,16 @@ for link in profile["links"]:
 # woken receiver waits for the hypervisor, so the busy figure has come out
 # below the idle one (14 against 21 us, AMD EPYC VM, 2026-12-02).
 positive(profile["links"][0]["busy_latency_s"], "busy_latency_s")
+# Posting: one time per size, sizes increasing; a late receive's copy may
+# read 0 at the smallest size on a coarse clock, a send's never.
+post = profile["links"][0]["post"]
+assert post["bytes"] == sorted(set(post["bytes"])) and post["bytes"][0] > 0
+for key in ("send_s", "late_receive_s"):
+    assert len(post[key]) == len(post["bytes"]), key
+for seconds in post["send_s"]:
+    positive(seconds, "post.send_s")
+for seconds in post["late_receive_s"]:
+    assert seconds >= 0 and math.isfinite(seconds), seconds
 gemm = profile["gemm"]
 points = len(gemm["m"]) * len(gemm["n"]) * len(gemm["k"])
 for axis in "mnk":

@@ -157,6 +157,48 @@ TEST(DeviceProfileTest, BusyLatencyIsOptionalAndRoundTrips) {
             "number");
 }
 
+// links[].post (pipecc profile's core time of posting a message, by size)
+// is optional: absent in older files, read, written back, and checked.
+TEST(DeviceProfileTest, PostTimesAreOptionalAndRoundTrip) {
+  DeviceProfile profile = measuredProfile();
+  EXPECT_EQ(toJSON(profile)
+                .getAsObject()
+                ->getArray("links")
+                ->front()
+                .getAsObject()
+                ->get("post"),
+            nullptr);
+  LinkMeasurement &link = profile.links.front();
+  link.postBytes = {8, 65536};
+  link.sendPostSeconds = {2e-6, 1.5e-5};
+  link.lateReceivePostSeconds = {0.0, 1e-6};
+  llvm::json::Value json = toJSON(profile);
+  llvm::Expected<DeviceProfile> read = parseDeviceProfile(json, "post.json");
+  ASSERT_TRUE(static_cast<bool>(read)) << llvm::toString(read.takeError());
+  EXPECT_EQ(read->links.front().postBytes, link.postBytes);
+  EXPECT_EQ(read->links.front().sendPostSeconds, link.sendPostSeconds);
+  EXPECT_EQ(read->links.front().lateReceivePostSeconds,
+            link.lateReceivePostSeconds);
+  EXPECT_EQ(json, toJSON(*read));
+  auto post = [&](llvm::json::Value &value) -> llvm::json::Object & {
+    return *(*value.getAsObject()->getArray("links"))[0]
+                .getAsObject()
+                ->getObject("post");
+  };
+  llvm::json::Value unordered = json;
+  post(unordered)["bytes"] = llvm::json::Array{8, 8};
+  EXPECT_EQ(errorOf(unordered), "member 'links[0].post.bytes[1]': expected "
+                                "increasing positive sizes");
+  llvm::json::Value short_ = json;
+  post(short_)["send_s"] = llvm::json::Array{1e-6};
+  EXPECT_EQ(errorOf(short_), "member 'links[0].post.send_s': expected an "
+                             "array of 2 times, one per size");
+  llvm::json::Value negative = json;
+  post(negative)["late_receive_s"] = llvm::json::Array{0.0, -1.0};
+  EXPECT_EQ(errorOf(negative), "member 'links[0].post.late_receive_s[1]': "
+                               "expected a non-negative number");
+}
+
 TEST(DeviceProfileTest, LoadNamesTheFileAndTheMember) {
   std::string error;
   EXPECT_NE(loadDeviceProfile("host-cpu", error), nullptr);

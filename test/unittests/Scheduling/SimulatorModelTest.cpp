@@ -187,6 +187,55 @@ TEST(SimulatorModel, TimesMessagesBlockingAndOverlapping) {
   EXPECT_DOUBLE_EQ(result.busySeconds[0], 2 * (f + b));
 }
 
+TEST(SimulatorModel, MessageCostsInterpolateBetweenMeasuredSizes) {
+  MessageCostTable table{{8, 1000, 3000}, {0.1, 0.3, 0.7}};
+  EXPECT_DOUBLE_EQ(table.at(1), 0.1);
+  EXPECT_DOUBLE_EQ(table.at(8), 0.1);
+  EXPECT_DOUBLE_EQ(table.at(504), 0.1 + 0.2 * 496 / 992);
+  EXPECT_DOUBLE_EQ(table.at(2000), 0.5);
+  // Beyond the largest: the last segment's slope.
+  EXPECT_DOUBLE_EQ(table.at(5000), 1.1);
+  EXPECT_DOUBLE_EQ(MessageCostTable{}.at(1 << 20), 0);
+  EXPECT_DOUBLE_EQ((MessageCostTable{{100}, {0.5}}.at(300)), 1.5);
+}
+
+// In overlap mode posting a send takes its rank the measured time, and a
+// receive posted after its message came takes the copy out of the queue.
+TEST(SimulatorModel, PostingMessagesTakesTheirRanksTime) {
+  ScheduleProblem problem = ScheduleProblem::linear(2, 2);
+  const double f = 1, w = 0.5, bInput = 1.5, b = bInput + w, t = 0.25;
+  problem.durations.assign(2, ChunkDurations{f, bInput, w});
+  const int64_t bytes = 504;
+  TimingModel timing;
+  timing.overlapSends = true;
+  timing.boundarySeconds = {t};
+  std::vector<Program> programs = gpipeByHand(bytes);
+
+  timing.sendPostSeconds = {{8, 1000}, {0.1, 0.3}};
+  const double p = 0.2;
+  SimulationResult result = simulated(problem, programs, timing);
+  // Rank 0: F0, the post of act0, F1 after it.
+  EXPECT_DOUBLE_EQ(result.timelines[0][1].start, f);
+  EXPECT_DOUBLE_EQ(result.timelines[0][1].end, f + p);
+  EXPECT_DOUBLE_EQ(result.timelines[0][2].start, f + p);
+  // A message leaves when its post starts: act1, posted at 2f + p, reaches
+  // rank 1 after its F0 ended at f + t + f.
+  EXPECT_DOUBLE_EQ(result.timelines[1][3].start, 2 * f + p + t);
+  EXPECT_DOUBLE_EQ(result.busySeconds[0], 2 * (f + b) + 2 * p);
+  EXPECT_DOUBLE_EQ(result.busySeconds[1], 2 * (f + b) + 2 * p);
+
+  // Free sends: act1 arrives at 2f + t, just as rank 1 posts its receive
+  // after F0, which then copies it out of the queue.
+  timing.sendPostSeconds = {};
+  timing.lateReceiveSeconds = {{8, 1000}, {0.05, 0.15}};
+  const double copy = 0.1;
+  result = simulated(problem, programs, timing);
+  EXPECT_DOUBLE_EQ(result.timelines[1][0].end, 0); // posted before act0
+  EXPECT_DOUBLE_EQ(result.timelines[1][2].start, 2 * f + t);
+  EXPECT_DOUBLE_EQ(result.timelines[1][2].end, 2 * f + t + copy);
+  EXPECT_DOUBLE_EQ(result.timelines[1][3].start, 2 * f + t + copy);
+}
+
 TEST(SimulatorModel, BoundarySecondsOverrideBytesOverBandwidth) {
   ScheduleProblem problem = ScheduleProblem::linear(2, 2);
   const double f = 1, b = 2;

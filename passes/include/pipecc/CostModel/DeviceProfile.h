@@ -96,6 +96,13 @@ struct LinkMeasurement {
   /// when not measured): a message to a rank that waits on a busy core
   /// arrives when the scheduler next gives that rank the core.
   double busyLatencySeconds = 0;
+  /// The core time of posting a message, at `postBytes` (increasing;
+  /// empty when not measured, older profiles): `sendPostSeconds` the
+  /// sender's (the socket transport writes what the socket takes before
+  /// it returns), `lateReceivePostSeconds` a receive posted after its
+  /// message came (copied out of the transport's queue).
+  std::vector<int64_t> postBytes;
+  std::vector<double> sendPostSeconds, lateReceivePostSeconds;
 };
 
 /// What the cost model knows about a device: sustained rates, not peaks.

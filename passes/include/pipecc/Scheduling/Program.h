@@ -83,6 +83,32 @@ struct TensorSizes {
   }
 };
 
+/// A per-message cost by the message's size: measured at a few sizes,
+/// linear between them, the smallest's below them and the last segment's
+/// slope beyond them. Empty: free.
+struct MessageCostTable {
+  /// Increasing sizes, with the seconds measured at each.
+  std::vector<int64_t> bytes;
+  std::vector<double> seconds;
+
+  double at(int64_t size) const {
+    if (bytes.empty() || bytes.size() != seconds.size())
+      return 0;
+    if (size <= bytes.front())
+      return seconds.front();
+    if (bytes.size() == 1)
+      return seconds.front() * double(size) / double(bytes.front());
+    size_t upper = 1;
+    while (upper + 1 < bytes.size() && bytes[upper] < size)
+      ++upper;
+    double span = double(bytes[upper] - bytes[upper - 1]);
+    double slope = (seconds[upper] - seconds[upper - 1]) / span;
+    double value =
+        seconds[upper - 1] + slope * double(size - bytes[upper - 1]);
+    return value > 0 ? value : 0;
+  }
+};
+
 /// How long non-compute actions take, and whether sends overlap compute.
 /// Compute durations come from the ScheduleProblem.
 struct TimingModel {
@@ -121,6 +147,13 @@ struct TimingModel {
   /// sender computes on while the transfer runs; the receive completes at
   /// max(the receiver reaching it, post + transfer).
   bool overlapSends = false;
+  /// With overlapSends: the core time a rank spends posting a send (the
+  /// socket runtime writes what the socket takes before it returns), and
+  /// posting a receive whose message already came (copied out of the
+  /// transport's queue); one posted before its message comes costs
+  /// nothing here (the transport's own thread fills it).
+  MessageCostTable sendPostSeconds;
+  MessageCostTable lateReceiveSeconds;
 
   /// The optimizer step of `rank`, with the loss reduction before it.
   double optimizerSeconds(int rank) const {

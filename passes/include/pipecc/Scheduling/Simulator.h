@@ -56,9 +56,11 @@ struct RankMemory {
 
 struct SimulationResult {
   /// Per rank, the start and end of each program action, by index. In
-  /// overlap mode a send takes no time on its rank (start == end == post).
+  /// overlap mode a send or receive lasts its posting
+  /// (TimingModel::sendPostSeconds, lateReceiveSeconds; none by default).
   std::vector<std::vector<TimedAction>> timelines;
-  /// Per rank, seconds spent in compute and optimizer steps.
+  /// Per rank, seconds spent in compute, optimizer steps and posting
+  /// messages.
   std::vector<double> busySeconds;
   double makespan = 0;
   /// Mean over ranks of 1 - busy / makespan.
