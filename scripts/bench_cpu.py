@@ -1487,15 +1487,15 @@ def report_matmul_runs(rows, x, say, warmup):
         hot = x["peaks"].get(m, (None, None))[0]
         if not hot:
             continue
-        cells, every, cpu_time = [], [], False
+        cells, by_run, cpu_time = [], [], False
         for timers in e["timers_runs"]:
             rates, in_cpu_time = rank_rates(timers)
             cpu_time = cpu_time or in_cpu_time
             shares = [100 * r / hot for r in rates]
             cells.append("/".join("%.0f%%" % v for v in shares) or "n/a")
-            every += shares
+            by_run.append(shares)
         table.append(([str(p), str(m), schedule,
-                       "CPU time" if cpu_time else "wall"], cells, every))
+                       "CPU time" if cpu_time else "wall"], cells, by_run))
     say_runs_table(say, ["P", "M", "schedule", "rate"], "run %d", table)
     report_matmul_around(done, x, say)
     for (_, runner, p, m, _), e in rows:
@@ -1549,7 +1549,7 @@ def report_matmul_around(done, x, say):
         entry_best = x.get("entry_best", {}).get(m)
         if not hot or not entry_best:
             continue
-        cells, every = [], []
+        cells, by_run = [], []
         for timers, around in zip(e["timers_runs"], e["around_runs"]):
             if not around:
                 cells.append("n/a")
@@ -1559,8 +1559,8 @@ def report_matmul_around(done, x, say):
                       for r in rank_rates(timers)[0]]
             cells.append("%.0f%%: %s" % (100 * machine, "/".join(
                 "%.0f%%" % v for v in shares) or "n/a"))
-            every += shares
-        table.append(([str(p), str(m), schedule], cells, every))
+            by_run.append(shares)
+        table.append(([str(p), str(m), schedule], cells, by_run))
     say_runs_table(say, ["P", "M", "schedule"], "run %d: machine, ranks",
                    table)
 
@@ -1568,15 +1568,25 @@ def report_matmul_around(done, x, say):
 def say_runs_table(say, heads, run_head, table):
     """A table with a row per configuration: its leading cells (`heads`
     their titles), a cell per run (`run_head` % run number, "n/a" where a
-    run is missing) and the lowest of its shares (%)."""
+    run is missing), each rank's median over the runs and the lowest of
+    all its shares (%). `table` rows: (leading cells, run cells, each
+    run's shares by rank)."""
     runs = max([len(cells) for _, cells, _ in table] or [0])
-    say("| %s | %s | lowest |" % (" | ".join(heads), " | ".join(
-        run_head % (i + 1) for i in range(runs))))
-    say("|%s%s---|" % ("---|" * len(heads), "---|" * runs))
-    for lead, cells, every in table:
+    say("| %s | %s | median run, by rank | lowest |" % (
+        " | ".join(heads), " | ".join(run_head % (i + 1)
+                                      for i in range(runs))))
+    say("|%s%s---|---|" % ("---|" * len(heads), "---|" * runs))
+    for lead, cells, by_run in table:
         cells = cells + ["n/a"] * (runs - len(cells))
-        say("| %s | %s | %s |" % (" | ".join(lead), " | ".join(cells),
-                                  "%.0f%%" % min(every) if every else "n/a"))
+        every = [v for shares in by_run for v in shares]
+        ranks = max([len(shares) for shares in by_run] or [0])
+        medians = [statistics.median([shares[r] for shares in by_run
+                                      if r < len(shares)])
+                   for r in range(ranks)]
+        say("| %s | %s | %s | %s |" % (
+            " | ".join(lead), " | ".join(cells),
+            "/".join("%.0f%%" % v for v in medians) or "n/a",
+            "%.0f%%" % min(every) if every else "n/a"))
 
 
 def report_products(rows, x, say):
