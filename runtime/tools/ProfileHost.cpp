@@ -503,10 +503,9 @@ struct LinkResult {
 /// Times posting (not completing) messages between `leader` and its peer,
 /// as a pipeline's ranks post them: the leader's startSend of data it just
 /// wrote while the peer computes (its transport's thread must take the core
-/// to read), and the
-/// peer's startRecv of a message its transport already holds (a marker
-/// sent after it on the same stream came first); the medians, the peer's
-/// sent to the leader.
+/// to read), and the peer's startRecv of a message its transport already
+/// holds (a marker sent after it on the same stream came first); the
+/// medians, the peer's sent to the leader.
 void timePosts(Transport &transport, int peer, bool leader, char *buffer,
                const Settings &settings, LinkResult &result) {
   int rounds = settings.quick ? 5 : 40;
@@ -552,6 +551,28 @@ void timePosts(Transport &transport, int peer, bool leader, char *buffer,
   else
     transport.send(result.lateReceivePostSeconds,
                    sizeof result.lateReceivePostSeconds, peer, 7);
+}
+
+/// links[].post: {"bytes": [...], "send_s": [...], "late_receive_s": [...]}.
+std::string postJson(const LinkResult &link) {
+  // Sizes in ten digits, so that they come out whole.
+  auto array = [](const char *format, auto value) {
+    std::string text = "[";
+    for (int size = 0; size < kPostSizes; ++size) {
+      char number[32];
+      std::snprintf(number, sizeof number, format, double(value(size)));
+      text += (size ? ", " : "") + std::string(number);
+    }
+    return text + "]";
+  };
+  return "{\"bytes\": " +
+         array("%.10g", [](int i) { return kPostBytes[i]; }) +
+         ", \"send_s\": " +
+         array("%.6g", [&](int i) { return link.sendPostSeconds[i]; }) +
+         ", \"late_receive_s\": " +
+         array("%.6g",
+               [&](int i) { return link.lateReceivePostSeconds[i]; }) +
+         "}";
 }
 
 /// One pair's ping-pong over `transport`; rank `self` with `peer`.
@@ -650,7 +671,8 @@ LinkResult measureSocket(const Settings &settings) {
         transport->send(mine, sizeof mine, 0, 2, Channel::Control);
       }
     }
-    // Posting: the first pair's (rank 0 leads it).
+    // The slowest pair's latency and bandwidth; the post times stay rank
+    // 0's own pair's.
     link.latencySeconds = mine[0];
     link.bytesPerSecond = 1.0 / mine[1];
     transport->finalize();
@@ -918,22 +940,7 @@ int main(int argc, char **argv) {
   long long memory = pages > 0 && pageSize > 0
                          ? static_cast<long long>(pages) * pageSize
                          : 1LL << 30;
-  std::string post = "{\"bytes\": [", send = "], \"send_s\": [",
-              receive = "], \"late_receive_s\": [";
-  for (int size = 0; size < kPostSizes; ++size) {
-    const char *comma = size ? ", " : "";
-    char number[64];
-    std::snprintf(number, sizeof number, "%s%lld", comma,
-                  static_cast<long long>(kPostBytes[size]));
-    post += number;
-    std::snprintf(number, sizeof number, "%s%.6g", comma,
-                  socket.sendPostSeconds[size]);
-    send += number;
-    std::snprintf(number, sizeof number, "%s%.6g", comma,
-                  socket.lateReceivePostSeconds[size]);
-    receive += number;
-  }
-  post += send + receive + "]}";
+  std::string post = postJson(socket);
   std::printf(
       "{\"format\": \"pipecc-device-profile\", \"version\": 1,\n"
       " \"description\": \"measured by pipecc profile%s\",\n"
